@@ -1,0 +1,142 @@
+/**
+ * Entry point run by Storm's ShellSpout: `node kinesis-spout.js [config.json]`. Speaks the multilang
+ * protocol on stdin/stdout; stdout carries frames only, everything a human should see goes through `log`.
+ */
+import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type SpoutConfig } from '../config/config';
+import { monotonicMs } from '../coordination/zk';
+import { describeError, ErrorCode, SpoutError } from '../errors';
+import { createKinesisClient } from '../kinesis/client';
+import { FrameDecoder } from '../multilang/frames';
+import { LogLevel, parseCommand, parseHandshake, StormOutput, taskPosition, type Handshake } from '../multilang/protocol';
+import { Coordinator, type Logger } from '../spout/coordinator';
+import { KinesisSpout } from '../spout/spout';
+
+const SHUTDOWN_TIMEOUT_MS = 5_000;
+
+const out = new StormOutput((text) => process.stdout.write(text));
+const logger: Logger = {
+  log: (level, message) => out.log(message, level),
+  error: (message) => out.error(message),
+};
+
+let spout: KinesisSpout | undefined;
+let coordinator: Coordinator | undefined;
+let stopping = false;
+
+function checkOutputFields(config: SpoutConfig, handshake: Handshake): void {
+  const declared = handshake.context['stream->outputfields'];
+  if (declared === undefined) return;
+  const fields = declared[config.outputStream];
+  if (fields === undefined) {
+    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.outputStream = ${JSON.stringify(config.outputStream)}: the topology declares no such stream for this spout (declared: ${Object.keys(declared).join(', ') || 'none'})`);
+  }
+  if (fields.join(',') !== config.outputFields.join(',')) {
+    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.outputFields = ${JSON.stringify(config.outputFields)}: must equal the fields the topology declares for stream "${config.outputStream}": ${JSON.stringify(fields)}`);
+  }
+}
+
+function fatal(message: string): never {
+  out.error(message);
+  out.log(message, LogLevel.Error);
+  process.exit(1);
+}
+
+function onHandshake(body: string): void {
+  const handshake = parseHandshake(body);
+  // Storm waits for the pid with no timeout: answer before anything that could block.
+  writeFileSync(join(handshake.pidDir, String(process.pid)), '');
+  out.pid(process.pid);
+  let config: SpoutConfig;
+  try {
+    config = loadConfig(handshake.conf, process.argv[2]);
+    checkOutputFields(config, handshake);
+  } catch (err) {
+    fatal(describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, ''));
+  }
+  const task = taskPosition(handshake.context);
+  coordinator = new Coordinator({
+    config,
+    kinesis: createKinesisClient(config),
+    logger,
+    clock: monotonicMs,
+    member: { taskIndex: task.index, host: hostname(), pid: process.pid },
+  });
+  spout = new KinesisSpout(config, coordinator, logger, monotonicMs);
+  out.log(`kinesis-shell-spout task ${task.index + 1}/${task.count} reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`);
+  coordinator.start();
+}
+
+function onCommand(body: string): void {
+  out.beginCommand();
+  try {
+    const command = parseCommand(body);
+    switch (command.command) {
+      case 'next':
+        spout!.next(out);
+        break;
+      case 'ack':
+        spout!.ack(command.id);
+        break;
+      case 'fail':
+        spout!.fail(command.id);
+        break;
+      case 'activate':
+        out.log('activated: listing shards again');
+        coordinator!.activate();
+        break;
+      case 'deactivate':
+        out.log('deactivated: reading stopped, leases kept, acks still checkpointed');
+        coordinator!.deactivate();
+        break;
+    }
+  } catch (err) {
+    // Storm waits for this command's sync whatever went wrong: report, then answer.
+    out.error(describeError(err));
+    out.log(describeError(err), LogLevel.Error);
+  }
+  out.sync();
+}
+
+async function shutdown(why: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  try {
+    out.log(`stopping (${why}): flushing checkpoints and giving up leases`);
+  } catch {
+    // stdout may be gone with Storm.
+  }
+  await coordinator?.shutdown(SHUTDOWN_TIMEOUT_MS);
+  process.exit(0);
+}
+
+function main(): void {
+  const decoder = new FrameDecoder();
+  let handshaken = false;
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk: string) => {
+    for (const body of decoder.push(chunk)) {
+      if (stopping) return;
+      if (!handshaken) {
+        handshaken = true;
+        try {
+          onHandshake(body);
+        } catch (err) {
+          fatal(`cannot start: ${describeError(err)}`);
+        }
+      } else {
+        onCommand(body);
+      }
+    }
+  });
+  process.stdin.on('end', () => void shutdown('stdin closed: Storm is gone'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.stdout.on('error', () => void shutdown('stdout closed'));
+  process.on('uncaughtException', (err) => fatal(`kinesis-shell-spout crashed: ${describeError(err)}\n${err.stack ?? ''}`));
+  process.on('unhandledRejection', (err) => out.log(`unhandled rejection: ${describeError(err)}`, LogLevel.Warn));
+}
+
+main();

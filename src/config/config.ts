@@ -1,0 +1,133 @@
+/** Loads, defaults and validates the `kinesis.spout` configuration; a bad value gets one clear message. */
+import Ajv, { type ErrorObject } from 'ajv';
+import { readFileSync } from 'node:fs';
+import { ErrorCode, SpoutError } from '../errors';
+import { configSchema, type TupleField } from './schema';
+
+export type InitialPosition = 'LATEST' | 'TRIM_HORIZON' | { atTimestamp: string };
+export type DataFormat = 'utf8' | 'base64' | 'json';
+
+export interface SpoutConfig {
+  streamName?: string;
+  streamArn?: string;
+  region: string;
+  endpoint?: string;
+  assumeRoleArn?: string;
+  applicationName: string;
+  initialPosition: InitialPosition;
+  outputFields: TupleField[];
+  outputStream: string;
+  dataFormat: DataFormat;
+  zookeeper: { connect: string; sessionTimeoutMs: number; root: string };
+  maxEmitPerNext: number;
+  maxRecordsPerRequest: number;
+  idlePollIntervalMs: number;
+  shardBufferSize: number;
+  maxRecordsInMemory: number;
+  checkpointIntervalMs: number;
+  rebalanceIntervalMs: number;
+  shardSyncIntervalMs: number;
+  handoffTimeoutMs: number;
+  retry: { maxRetries: number; initialBackoffMs: number; maxBackoffMs: number; warnAfterMs: number };
+}
+
+const CONF_KEY = 'kinesis.spout';
+const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
+const validate = ajv.compile(configSchema);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function badConfig(key: string, value: unknown, allowed: string): SpoutError {
+  const shown = value === undefined ? '(missing)' : JSON.stringify(value);
+  return new SpoutError(ErrorCode.BadConfig, `bad configuration: ${key} = ${shown}: ${allowed}`);
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  let node = root;
+  for (const part of pointer.split('/').slice(1)) node = isObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[part] : undefined;
+  return node;
+}
+
+function explain(error: ErrorObject, config: unknown): SpoutError {
+  const path = error.instancePath.split('/').slice(1).join('.');
+  const key = path === '' ? CONF_KEY : `${CONF_KEY}.${path}`;
+  const value = valueAt(config, error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  if (path === 'initialPosition' || path.startsWith('initialPosition.') && path !== 'initialPosition.atTimestamp') {
+    return badConfig(`${CONF_KEY}.initialPosition`, valueAt(config, '/initialPosition'), 'allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}');
+  }
+  const missing = params.missingProperty;
+  if (path === '' && (error.keyword === 'oneOf' || missing === 'streamName' || missing === 'streamArn')) {
+    return badConfig(`${CONF_KEY}.streamName`, config === undefined ? undefined : valueAt(config, '/streamName'), 'exactly one of streamName or streamArn is required');
+  }
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const schemaNode = valueAt(configSchema, error.schemaPath.replace(/^#/, '').replace(/\/additionalProperties$/, '')) as { properties?: object };
+      const allowed = Object.keys(schemaNode?.properties ?? {}).join(', ');
+      return badConfig(`${key}.${String(params.additionalProperty)}`, valueAt(value, `/${String(params.additionalProperty)}`), `unknown key; allowed keys: ${allowed}`);
+    }
+    case 'required':
+      return badConfig(`${key}.${String(missing)}`, undefined, 'is required');
+    case 'enum':
+      return badConfig(key, value, `allowed: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
+    default:
+      return badConfig(key, value, error.message ?? 'not allowed');
+  }
+}
+
+/**
+ * Builds the configuration from the topology conf (key `kinesis.spout`), optionally merged over a JSON file.
+ * Throws a BAD_CONFIG SpoutError naming the key, the value and what is allowed.
+ */
+export function loadConfig(stormConf: Record<string, unknown>, file?: string): SpoutConfig {
+  let base: Record<string, unknown> = {};
+  if (file !== undefined) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      if (!isObject(parsed)) throw new Error('not a JSON object');
+      base = parsed;
+    } catch (err) {
+      throw new SpoutError(ErrorCode.BadConfig, `bad configuration file ${file}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+  const fromConf = stormConf[CONF_KEY];
+  if (fromConf !== undefined && !isObject(fromConf)) throw badConfig(CONF_KEY, fromConf, 'must be a JSON object');
+  const merged = mergeDeep(base, fromConf ?? {});
+  if (merged.applicationName === undefined && typeof stormConf['topology.name'] === 'string') {
+    merged.applicationName = stormConf['topology.name'];
+  }
+  return validateConfig(merged);
+}
+
+export function validateConfig(raw: Record<string, unknown>): SpoutConfig {
+  const config = structuredClone(raw);
+  if (!validate(config)) throw explain(validate.errors![0], config);
+  const valid = config as unknown as SpoutConfig;
+  if (valid.applicationName === undefined) {
+    throw badConfig(`${CONF_KEY}.applicationName`, undefined, 'is required when the topology conf has no topology.name');
+  }
+  const position = valid.initialPosition;
+  if (typeof position === 'object' && Number.isNaN(Date.parse(position.atTimestamp))) {
+    throw badConfig(`${CONF_KEY}.initialPosition.atTimestamp`, position.atTimestamp, 'must be an ISO-8601 date-time');
+  }
+  if (valid.retry.maxBackoffMs < valid.retry.initialBackoffMs) {
+    throw badConfig(`${CONF_KEY}.retry.maxBackoffMs`, valid.retry.maxBackoffMs, `must be >= retry.initialBackoffMs (${valid.retry.initialBackoffMs})`);
+  }
+  return valid;
+}
+
+function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] = isObject(current) && isObject(value) ? mergeDeep(current, value) : value;
+  }
+  return out;
+}
+
+/** The stream's name, from `streamName` or the tail of `streamArn`. */
+export function streamNameOf(config: SpoutConfig): string {
+  return config.streamName ?? config.streamArn!.split('/').pop()!;
+}

@@ -1,0 +1,72 @@
+/**
+ * The configuration's JSON Schema: the validator and the documentation (README's table is generated from
+ * the descriptions and defaults here by `npm run docs:config`).
+ */
+export const TUPLE_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'] as const;
+export type TupleField = (typeof TUPLE_FIELDS)[number];
+
+export const DEFAULT_OUTPUT_FIELDS: TupleField[] = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'];
+
+const positiveMs = (description: string, defaultValue: number, minimum = 1) =>
+  ({ type: 'integer', minimum, maximum: 86_400_000, default: defaultValue, description }) as const;
+
+export const configSchema = {
+  $id: 'kinesis.spout',
+  type: 'object',
+  additionalProperties: false,
+  required: ['region', 'zookeeper'],
+  oneOf: [{ required: ['streamName'] }, { required: ['streamArn'] }],
+  properties: {
+    streamName: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$', description: 'Kinesis stream to read (or give `streamArn`).' },
+    streamArn: { type: 'string', pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+$', description: 'Stream ARN, instead of `streamName`.' },
+    region: { type: 'string', minLength: 1, description: 'AWS region of the stream.' },
+    endpoint: { type: 'string', pattern: '^https?://', description: 'Kinesis endpoint override (emulators, VPC endpoints). Default: the region\'s endpoint.' },
+    assumeRoleArn: { type: 'string', pattern: '^arn:aws[a-z-]*:iam::[0-9]{12}:role/', description: 'Role to assume on top of the default credential chain. Default: none.' },
+    applicationName: { type: 'string', minLength: 1, pattern: '^[a-zA-Z0-9_.-]+$', description: 'Namespaces checkpoints in ZooKeeper. Default: the topology name (`topology.name`).' },
+    initialPosition: {
+      description: 'Where shards open at the application\'s first start begin: `LATEST` (the first start time, recorded once), `TRIM_HORIZON`, or `{"atTimestamp": ISO-8601}`.',
+      default: 'LATEST',
+      oneOf: [
+        { type: 'string', enum: ['LATEST', 'TRIM_HORIZON'] },
+        { type: 'object', additionalProperties: false, required: ['atTimestamp'], properties: { atTimestamp: { type: 'string', minLength: 1 } } },
+      ],
+    },
+    outputFields: {
+      type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...TUPLE_FIELDS] },
+      default: [...DEFAULT_OUTPUT_FIELDS],
+      description: 'Tuple fields, in order; must equal the fields the topology declares for the spout.',
+    },
+    outputStream: { type: 'string', minLength: 1, default: 'default', description: 'Storm stream the tuples are emitted on.' },
+    dataFormat: { type: 'string', enum: ['utf8', 'base64', 'json'], default: 'utf8', description: 'How `data` is put in the tuple: UTF-8 text, base64, or parsed JSON (a record that is not JSON is emitted as text and logged).' },
+    zookeeper: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['connect'],
+      properties: {
+        connect: { type: 'string', minLength: 1, description: 'ZooKeeper connect string, `host:port[,host:port...][/chroot]`.' },
+        sessionTimeoutMs: positiveMs('ZooKeeper session timeout; a lease is trusted only this long after the last server reply.', 10_000, 1_000),
+        root: { type: 'string', pattern: '^/[^\\s]*$', default: '/kinesis-spout', description: 'Root znode; state lives under `<root>/<applicationName>/<streamName>/`.' },
+      },
+    },
+    maxEmitPerNext: { type: 'integer', minimum: 1, maximum: 10_000, default: 100, description: 'Most tuples emitted in reply to one `next`.' },
+    maxRecordsPerRequest: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000, description: '`Limit` of each `GetRecords` call.' },
+    idlePollIntervalMs: positiveMs('Pause between `GetRecords` calls on a shard that is caught up (a shard with a backlog is read back to back, at most 5 calls/s).', 1_000, 200),
+    shardBufferSize: { type: 'integer', minimum: 1, default: 2_000, description: 'Records fetched ahead per shard before its reader pauses.' },
+    maxRecordsInMemory: { type: 'integer', minimum: 1, default: 20_000, description: 'Cap on buffered plus in-flight records per process; readers pause at it.' },
+    checkpointIntervalMs: positiveMs('How often changed checkpoints are written to ZooKeeper (also on deactivate and exit).', 2_000, 10),
+    rebalanceIntervalMs: positiveMs('How often a task re-checks shard ownership even without a ZooKeeper watch firing.', 2_000, 100),
+    shardSyncIntervalMs: positiveMs('How often the shard list is refreshed with `ListShards` (jittered).', 30_000, 1_000),
+    handoffTimeoutMs: positiveMs('How long a task giving a shard away waits for its in-flight acks before checkpointing and releasing.', 5_000, 0),
+    retry: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        maxRetries: { type: 'integer', minimum: -1, default: -1, description: 'Times a failed tuple is re-emitted; `-1` is unlimited. At the limit the record is reported (`error`, log) and skipped.' },
+        initialBackoffMs: positiveMs('Delay before the first re-emit of a failed tuple; doubles each time.', 100, 0),
+        maxBackoffMs: positiveMs('Cap on the re-emit delay.', 30_000, 0),
+        warnAfterMs: positiveMs('A record retried this long is logged (and again each time this passes): it holds back its shard.', 60_000, 1),
+      },
+    },
+  },
+} as const;

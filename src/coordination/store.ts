@@ -1,0 +1,147 @@
+/**
+ * The ZooKeeper layout, under `<root>/<applicationName>/<streamName>/`:
+ *   bootstrap              persistent  first start time, initial position, stream identity, shards at start
+ *   checkpoints/<shardId>  persistent  where the shard resumes: {position}; SHARD_END once read and acked
+ *   finished/<shardId>     persistent  marker created with SHARD_END, watched so every task learns at once
+ *   leases/<shardId>       ephemeral   who reads the shard now: {owner}
+ *   members/<memberId>     ephemeral   the live spout tasks
+ * Every stored value is JSON with a version field `v`.
+ */
+import { ErrorCode, SpoutError } from '../errors';
+import type { Bootstrap, Position } from '../spout/positions';
+import type { ZkSession } from './zk';
+
+export interface Checkpoint {
+  position: Position;
+  /** ZooKeeper node version, for compare-and-set. */
+  version: number;
+}
+
+export interface MemberInfo {
+  taskIndex: number;
+  host: string;
+  pid: number;
+}
+
+interface StoredCheckpoint {
+  v: 1;
+  position: Position;
+  owner: string;
+  updatedAt: string;
+}
+
+const encode = (value: object): Buffer => Buffer.from(JSON.stringify(value));
+
+function decode<T extends { v: number }>(path: string, data: Buffer): T {
+  let value: T;
+  try {
+    value = JSON.parse(data.toString('utf8')) as T;
+  } catch (err) {
+    throw new SpoutError(ErrorCode.ZooKeeper, `${path} holds no JSON; remove it or fix it by hand`, { cause: err });
+  }
+  if (value?.v !== 1) throw new SpoutError(ErrorCode.ZooKeeper, `${path} has unsupported version ${String(value?.v)}`);
+  return value;
+}
+
+export function basePath(root: string, applicationName: string, streamName: string): string {
+  return `${root.replace(/\/+$/, '')}/${applicationName}/${streamName}`;
+}
+
+export class CoordinationStore {
+  constructor(
+    private readonly zk: ZkSession,
+    readonly base: string,
+    readonly memberId: string,
+  ) {}
+
+  private path(kind: 'checkpoints' | 'finished' | 'leases' | 'members', id: string): string {
+    return `${this.base}/${kind}/${id}`;
+  }
+
+  async ensureLayout(): Promise<void> {
+    for (const kind of ['checkpoints', 'finished', 'leases', 'members']) await this.zk.mkdirp(`${this.base}/${kind}`);
+  }
+
+  /** Creates the bootstrap record if none exists (exactly one start wins) and returns the stored one. */
+  async bootstrap(candidate: Bootstrap): Promise<Bootstrap> {
+    const path = `${this.base}/bootstrap`;
+    await this.zk.create(path, encode(candidate), 'persistent');
+    const stored = await this.zk.getData(path);
+    if (!stored) throw new SpoutError(ErrorCode.ZooKeeper, `${path} vanished right after it was created`, { retriable: true });
+    return decode<Bootstrap>(path, stored.data);
+  }
+
+  async readCheckpoint(shardId: string): Promise<Checkpoint | undefined> {
+    const path = this.path('checkpoints', shardId);
+    const node = await this.zk.getData(path);
+    return node && { position: decode<StoredCheckpoint>(path, node.data).position, version: node.version };
+  }
+
+  /** The shard's checkpoint; when it has none, `start` is written as its first one (before any emit). */
+  async checkpointOrStart(shardId: string, start: Position): Promise<Checkpoint> {
+    await this.zk.create(this.path('checkpoints', shardId), encode(this.stored(start)), 'persistent');
+    const checkpoint = await this.readCheckpoint(shardId);
+    if (!checkpoint) throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shardId} vanished right after it was created`, { retriable: true });
+    return checkpoint;
+  }
+
+  /** Compare-and-set; 'conflict' when someone else wrote since `version` (re-read before deciding). */
+  async writeCheckpoint(shardId: string, position: Position, version: number): Promise<Checkpoint | 'conflict'> {
+    const result = await this.zk.setData(this.path('checkpoints', shardId), encode(this.stored(position)), version);
+    return result === 'conflict' ? result : { position, version: result };
+  }
+
+  /** Atomically: checkpoint SHARD_END, the finished marker, and the lease released. */
+  async finishShard(shardId: string, checkpointVersion: number, lastSequenceNumber: string | undefined): Promise<boolean> {
+    return this.zk.transaction([
+      { op: 'set', path: this.path('checkpoints', shardId), data: encode(this.stored({ kind: 'SHARD_END' })), version: checkpointVersion },
+      { op: 'create', path: this.path('finished', shardId), data: encode({ v: 1, finishedAt: new Date().toISOString(), lastSequenceNumber }) },
+      { op: 'remove', path: this.path('leases', shardId), version: 0 },
+    ]);
+  }
+
+  async finishedShards(watch?: () => void): Promise<Set<string>> {
+    return new Set(await this.zk.getChildren(`${this.base}/finished`, watch));
+  }
+
+  /** Creating the ephemeral node is taking the lease; false when another task holds it. */
+  async acquireLease(shardId: string): Promise<boolean> {
+    const created = await this.zk.create(this.path('leases', shardId), encode({ v: 1, owner: this.memberId, acquiredAt: new Date().toISOString() }), 'ephemeral');
+    return created === 'created';
+  }
+
+  /** Deletes the lease only when this session owns it. */
+  async releaseLease(shardId: string): Promise<void> {
+    const path = this.path('leases', shardId);
+    const node = await this.zk.getData(path);
+    if (node && node.ephemeralOwner === this.zk.sessionId) await this.zk.remove(path, node.version);
+  }
+
+  /** Lease holders by shard id. */
+  async leases(watch?: () => void): Promise<Map<string, string>> {
+    const shards = await this.zk.getChildren(`${this.base}/leases`, watch);
+    const owners = await Promise.all(
+      shards.map(async (shardId) => {
+        const node = await this.zk.getData(this.path('leases', shardId));
+        return node ? ([shardId, decode<{ v: 1; owner: string }>(shardId, node.data).owner] as const) : undefined;
+      }),
+    );
+    return new Map(owners.filter((entry): entry is readonly [string, string] => entry !== undefined));
+  }
+
+  async registerMember(info: MemberInfo): Promise<void> {
+    await this.zk.create(this.path('members', this.memberId), encode({ v: 1, ...info, since: new Date().toISOString() }), 'ephemeral');
+  }
+
+  async leaveMembers(): Promise<void> {
+    await this.zk.remove(this.path('members', this.memberId), -1);
+  }
+
+  async members(watch?: () => void): Promise<string[]> {
+    return (await this.zk.getChildren(`${this.base}/members`, watch)).sort();
+  }
+
+  private stored(position: Position): StoredCheckpoint {
+    return { v: 1, position, owner: this.memberId, updatedAt: new Date().toISOString() };
+  }
+}

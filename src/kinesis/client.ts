@@ -1,0 +1,24 @@
+/** The Kinesis client: HTTP/1.1 keep-alive (emulators break on HTTP/2), default credential chain, optional role. */
+import { KinesisClient } from '@aws-sdk/client-kinesis';
+import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { SpoutConfig } from '../config/config';
+
+export function createKinesisClient(config: Pick<SpoutConfig, 'region' | 'endpoint' | 'assumeRoleArn'>): KinesisClient {
+  return new KinesisClient({
+    region: config.region,
+    endpoint: config.endpoint,
+    maxAttempts: 3,
+    requestHandler: new NodeHttpHandler({
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
+      connectionTimeout: 5_000,
+      requestTimeout: 30_000,
+    }),
+    credentials: config.assumeRoleArn
+      ? fromTemporaryCredentials({ params: { RoleArn: config.assumeRoleArn, RoleSessionName: 'kinesis-shell-spout' }, clientConfig: { region: config.region } })
+      : undefined,
+  });
+}

@@ -1,0 +1,155 @@
+/**
+ * Prefetches one shard into its owner's buffer: back to back while the shard has a backlog (never more than
+ * 5 GetRecords/s), about once per idle interval when caught up; backs off on throttling, re-seeks after an
+ * expired iterator, and reports the end of the shard (records of the last response still delivered first).
+ */
+import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorCommandInput, type KinesisClient } from '@aws-sdk/client-kinesis';
+import { describeError } from '../errors';
+import { LogLevel } from '../multilang/protocol';
+import type { Position } from '../spout/positions';
+import type { KinesisRecord } from './records';
+import type { StreamRef } from './shards';
+
+/** Kinesis allows 5 GetRecords calls per second per shard, shared by every reader of the stream. */
+const MIN_CALL_GAP_MS = 200;
+const ROOM_WAIT_MS = 50;
+
+export interface ShardReaderEvents {
+  records(records: KinesisRecord[]): void;
+  /** The shard is closed and read to its end; `children` from ChildShards (may be empty on emulators). */
+  end(children: string[]): void;
+  /** The shard is not in the stream any more (expired past retention, or the stream was deleted). */
+  gone(): void;
+  /** How many more records may be fetched now; the reader waits while this is 0. */
+  room(): number;
+  log(level: LogLevel, message: string): void;
+}
+
+export interface ShardReaderOptions {
+  kinesis: KinesisClient;
+  stream: StreamRef;
+  shardId: string;
+  from: Exclude<Position, { kind: 'SHARD_END' }>;
+  maxRecordsPerRequest: number;
+  idlePollIntervalMs: number;
+  events: ShardReaderEvents;
+  random?: () => number;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+function errorName(err: unknown): string {
+  return (err as { name?: string })?.name ?? '';
+}
+
+export class ShardReader {
+  private readonly abort = new AbortController();
+  private position: ShardReaderOptions['from'];
+  private loop: Promise<void> | undefined;
+  private lastCallAt = -Infinity;
+  private failures = 0;
+
+  constructor(private readonly options: ShardReaderOptions) {
+    this.position = options.from;
+  }
+
+  start(): void {
+    this.loop ??= this.run().catch((err) => this.options.events.log(LogLevel.Error, `reader of ${this.options.shardId} stopped: ${describeError(err)}`));
+  }
+
+  /** Stops reading; resolves when no request is in flight any more. Records arriving later are dropped. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+  }
+
+  private get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  private async run(): Promise<void> {
+    const { events, shardId } = this.options;
+    let iterator: string | undefined;
+    while (!this.signal.aborted) {
+      const room = events.room();
+      if (room <= 0) {
+        await sleep(ROOM_WAIT_MS, this.signal);
+        continue;
+      }
+      try {
+        iterator ??= await this.iteratorAt(this.position);
+        await sleep(this.lastCallAt + MIN_CALL_GAP_MS - performance.now(), this.signal);
+        if (this.signal.aborted) return;
+        this.lastCallAt = performance.now();
+        const response = await this.options.kinesis.send(
+          new GetRecordsCommand({ ShardIterator: iterator, Limit: Math.min(this.options.maxRecordsPerRequest, room), StreamARN: this.options.stream.streamArn }),
+          { abortSignal: this.signal },
+        );
+        if (this.signal.aborted) return;
+        this.failures = 0;
+        const records = (response.Records ?? []).map(
+          (r): KinesisRecord => ({ shardId, sequenceNumber: r.SequenceNumber!, partitionKey: r.PartitionKey!, data: r.Data ?? new Uint8Array(), arrivalMs: r.ApproximateArrivalTimestamp?.getTime() ?? 0 }),
+        );
+        if (records.length > 0) {
+          this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
+          events.records(records);
+        }
+        if (!response.NextShardIterator) {
+          events.end((response.ChildShards ?? []).map((c) => c.ShardId!).filter(Boolean));
+          return;
+        }
+        iterator = response.NextShardIterator;
+        const behind = response.MillisBehindLatest ?? 0;
+        if (records.length === 0 && behind === 0) await sleep(this.options.idlePollIntervalMs, this.signal);
+      } catch (err) {
+        if (this.signal.aborted) return;
+        const name = errorName(err);
+        if (name === 'ResourceNotFoundException') {
+          events.gone();
+          return;
+        }
+        if (name === 'ExpiredIteratorException') {
+          events.log(LogLevel.Info, `iterator of ${shardId} expired; seeking again ${this.position.kind === 'AFTER' ? `after ${this.position.sequenceNumber}` : 'from the start position'}`);
+        } else {
+          this.failures += 1;
+          const throttled = name === 'ProvisionedThroughputExceededException' || name === 'LimitExceededException';
+          const delay = backoffMs(this.failures, this.options.random ?? Math.random);
+          events.log(throttled ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
+          await sleep(delay, this.signal);
+        }
+        iterator = undefined;
+      }
+    }
+  }
+
+  private async iteratorAt(position: ShardReaderOptions['from']): Promise<string> {
+    const { streamName, streamArn } = this.options.stream;
+    const input: GetShardIteratorCommandInput = { ShardId: this.options.shardId, ShardIteratorType: 'TRIM_HORIZON', ...(streamArn ? { StreamARN: streamArn } : { StreamName: streamName }) };
+    if (position.kind === 'AFTER') {
+      input.ShardIteratorType = 'AFTER_SEQUENCE_NUMBER';
+      input.StartingSequenceNumber = position.sequenceNumber;
+    } else if (position.kind === 'AT_TIMESTAMP') {
+      input.ShardIteratorType = 'AT_TIMESTAMP';
+      input.Timestamp = new Date(position.timestampMs);
+    }
+    const response = await this.options.kinesis.send(new GetShardIteratorCommand(input), { abortSignal: this.signal });
+    return response.ShardIterator!;
+  }
+}
+
+/** Exponential from 200 ms to 10 s with full jitter: readers of many shards do not retry in step. */
+export function backoffMs(failures: number, random: () => number): number {
+  const cap = Math.min(10_000, 200 * 2 ** Math.min(10, failures - 1));
+  return Math.round(cap / 2 + (random() * cap) / 2);
+}

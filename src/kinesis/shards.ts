@@ -1,0 +1,38 @@
+/** The shard graph and the stream's identity, from ListShards (paged) and DescribeStreamSummary. */
+import { DescribeStreamSummaryCommand, ListShardsCommand, type KinesisClient, type Shard } from '@aws-sdk/client-kinesis';
+import type { ShardNode } from '../spout/assignment';
+
+export interface StreamRef {
+  streamName: string;
+  streamArn?: string;
+}
+
+export interface StreamIdentity {
+  streamArn: string;
+  createdMs: number;
+}
+
+function toNode(shard: Shard): ShardNode {
+  const parents = [shard.ParentShardId, shard.AdjacentParentShardId].filter((p): p is string => typeof p === 'string' && p !== '');
+  return { shardId: shard.ShardId!, parents, closed: shard.SequenceNumberRange?.EndingSequenceNumber !== undefined };
+}
+
+/** Every shard the stream still retains (an unfiltered listing: the only one that may declare expiry). */
+export async function listShards(kinesis: KinesisClient, stream: StreamRef, abortSignal?: AbortSignal): Promise<ShardNode[]> {
+  const shards: ShardNode[] = [];
+  let nextToken: string | undefined;
+  do {
+    // Later pages carry only NextToken: the stream name is not allowed with it.
+    const input = nextToken ? { NextToken: nextToken } : stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName };
+    const page = await kinesis.send(new ListShardsCommand(input), { abortSignal });
+    for (const shard of page.Shards ?? []) shards.push(toNode(shard));
+    nextToken = page.NextToken;
+  } while (nextToken);
+  return shards;
+}
+
+export async function describeStream(kinesis: KinesisClient, stream: StreamRef): Promise<StreamIdentity> {
+  const input = stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName };
+  const { StreamDescriptionSummary: summary } = await kinesis.send(new DescribeStreamSummaryCommand(input));
+  return { streamArn: summary!.StreamARN!, createdMs: summary!.StreamCreationTimestamp?.getTime() ?? 0 };
+}

@@ -1,0 +1,136 @@
+/** The shapes Storm's ShellSpout sends and expects, and the decisions taken from the handshake. */
+import { ErrorCode, SpoutError } from '../errors';
+
+export interface TopologyContext {
+  taskid: number;
+  componentid: string;
+  'task->component': Record<string, string>;
+  'stream->outputfields'?: Record<string, string[]>;
+}
+
+export interface Handshake {
+  pidDir: string;
+  conf: Record<string, unknown>;
+  context: TopologyContext;
+}
+
+export type SpoutCommand =
+  | { command: 'next' }
+  | { command: 'ack'; id: unknown }
+  | { command: 'fail'; id: unknown }
+  | { command: 'activate' }
+  | { command: 'deactivate' };
+
+export const LogLevel = { Trace: 0, Debug: 1, Info: 2, Warn: 3, Error: 4 } as const;
+export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
+
+function parseJson(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch (err) {
+    throw new SpoutError(ErrorCode.BadFrame, `frame is not JSON: ${truncate(body)}`, { cause: err });
+  }
+}
+
+function truncate(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function parseHandshake(body: string): Handshake {
+  const value = parseJson(body);
+  if (!isObject(value) || typeof value.pidDir !== 'string' || !isObject(value.context)) {
+    throw new SpoutError(ErrorCode.BadFrame, `handshake must carry pidDir, conf and context: ${truncate(body)}`);
+  }
+  const context = value.context;
+  if (typeof context.taskid !== 'number' || typeof context.componentid !== 'string' || !isObject(context['task->component'])) {
+    throw new SpoutError(ErrorCode.BadFrame, 'handshake context must carry taskid, componentid and task->component');
+  }
+  return { pidDir: value.pidDir, conf: isObject(value.conf) ? value.conf : {}, context: context as unknown as TopologyContext };
+}
+
+export function parseCommand(body: string): SpoutCommand {
+  const value = parseJson(body);
+  if (!isObject(value) || typeof value.command !== 'string') {
+    throw new SpoutError(ErrorCode.BadFrame, `command frame without a command: ${truncate(body)}`);
+  }
+  switch (value.command) {
+    case 'next':
+    case 'activate':
+    case 'deactivate':
+      return { command: value.command };
+    case 'ack':
+    case 'fail':
+      return { command: value.command, id: value.id };
+    default:
+      throw new SpoutError(ErrorCode.BadFrame, `unknown command "${value.command}"`);
+  }
+}
+
+/** Index of this task among its component's tasks, as Storm computes it: position in the sorted task ids. */
+export function taskPosition(context: TopologyContext): { index: number; count: number } {
+  const ids = Object.entries(context['task->component'])
+    .filter(([, component]) => component === context.componentid)
+    .map(([id]) => Number(id))
+    .sort((a, b) => a - b);
+  const index = ids.indexOf(context.taskid);
+  if (index < 0) {
+    throw new SpoutError(ErrorCode.BadFrame, `task ${context.taskid} is not a task of component ${context.componentid}`);
+  }
+  return { index, count: ids.length };
+}
+
+/**
+ * Writes frames to Storm. Frames produced while a command is handled are written in one piece when its
+ * `sync` goes out; anything said outside a command (a log from a background event) is written at once.
+ */
+export class StormOutput {
+  private pending = '';
+  private inCommand = false;
+
+  constructor(private readonly write: (text: string) => void) {}
+
+  beginCommand(): void {
+    this.inCommand = true;
+  }
+
+  sync(): void {
+    this.pending += '{"command":"sync"}\nend\n';
+    this.inCommand = false;
+    this.flush();
+  }
+
+  pid(pid: number): void {
+    this.send({ pid });
+  }
+
+  emit(id: string, tuple: unknown[], stream: string): void {
+    const frame: Record<string, unknown> = { command: 'emit', id, tuple, need_task_ids: false };
+    if (stream !== 'default') frame.stream = stream;
+    this.send(frame);
+  }
+
+  log(msg: string, level: LogLevel = LogLevel.Info): void {
+    this.send({ command: 'log', msg, level });
+  }
+
+  /** Reported in the Storm UI; not fatal. */
+  error(msg: string): void {
+    this.send({ command: 'error', msg });
+  }
+
+  private send(frame: unknown): void {
+    this.pending += `${JSON.stringify(frame)}\nend\n`;
+    if (!this.inCommand) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending === '') return;
+    const text = this.pending;
+    this.pending = '';
+    this.write(text);
+  }
+}

@@ -1,0 +1,81 @@
+/** Pure decisions on shards: which may be read now (parents first), and who should own what. */
+
+export interface ShardNode {
+  shardId: string;
+  parents: string[];
+  /** True when the shard has an ending sequence number (no new records will arrive). */
+  closed: boolean;
+}
+
+/**
+ * Shards that may be read now: not finished, and every parent finished or gone from the (unfiltered)
+ * listing (expired). A child is never read while a parent still has unacked records: per-key order.
+ */
+export function readableShards(shards: readonly ShardNode[], isFinished: (shardId: string) => boolean): string[] {
+  const listed = new Set(shards.map((s) => s.shardId));
+  return shards
+    .filter((s) => !isFinished(s.shardId) && s.parents.every((p) => !listed.has(p) || isFinished(p)))
+    .map((s) => s.shardId);
+}
+
+/** FNV-1a: a stable, well-spread score so each member prefers different shards (fewer create races). */
+export function preferenceScore(member: string, shardId: string): number {
+  let hash = 0x811c9dc5;
+  const text = `${member}\u0000${shardId}`;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/**
+ * How many shards each member should hold: within one of each other, and the extra ones go to the
+ * members that already hold the most, so a change moves as few leases as possible.
+ */
+export function shareTargets(members: readonly string[], held: ReadonlyMap<string, number>, total: number): Map<string, number> {
+  const targets = new Map<string, number>();
+  if (members.length === 0) return targets;
+  const floor = Math.floor(total / members.length);
+  let extra = total % members.length;
+  const byHolding = [...members].sort((a, b) => (held.get(b) ?? 0) - (held.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
+  for (const member of byHolding) {
+    targets.set(member, floor + (extra > 0 ? 1 : 0));
+    extra -= 1;
+  }
+  return targets;
+}
+
+export interface LeasePlan {
+  /** Free readable shards to try, best first; stop after `want` succeed. */
+  candidates: string[];
+  want: number;
+  /** Shards this member holds beyond its share, to hand over. */
+  release: string[];
+}
+
+/**
+ * What `me` should do with leases. `leases` maps shard to holder (any task, live or not); only readable
+ * shards count towards shares. Members not in `members` (not registered yet) are not given shares.
+ */
+export function planLeases(input: { readable: readonly string[]; leases: ReadonlyMap<string, string>; members: readonly string[]; me: string }): LeasePlan {
+  const { readable, leases, me } = input;
+  const members = input.members.includes(me) ? input.members : [...input.members, me];
+  const held = new Map<string, number>();
+  const mine: string[] = [];
+  const free: string[] = [];
+  for (const shardId of readable) {
+    const owner = leases.get(shardId);
+    if (owner === undefined) free.push(shardId);
+    else {
+      held.set(owner, (held.get(owner) ?? 0) + 1);
+      if (owner === me) mine.push(shardId);
+    }
+  }
+  const target = shareTargets(members, held, readable.length).get(me) ?? 0;
+  const byPreference = (list: string[]) => list.sort((a, b) => preferenceScore(me, b) - preferenceScore(me, a));
+  if (mine.length > target) {
+    return { candidates: [], want: 0, release: byPreference(mine).slice(target) };
+  }
+  return { candidates: byPreference(free), want: target - mine.length, release: [] };
+}

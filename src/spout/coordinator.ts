@@ -1,0 +1,422 @@
+/**
+ * Owns the ZooKeeper session and the shards this process holds: takes and gives up leases (fair share,
+ * parents first), starts readers at the right position, writes checkpoints and SHARD_END, and starts
+ * over with fresh state when the session expires.
+ */
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import type { SpoutConfig } from '../config/config';
+import { streamNameOf } from '../config/config';
+import { CoordinationStore, basePath } from '../coordination/store';
+import { ZkSession, type Clock } from '../coordination/zk';
+import { describeError, ErrorCode, SpoutError } from '../errors';
+import type { KinesisRecord } from '../kinesis/records';
+import { ShardReader } from '../kinesis/shardReader';
+import { describeStream, listShards, type StreamRef } from '../kinesis/shards';
+import { LogLevel } from '../multilang/protocol';
+import { planLeases, readableShards, type ShardNode } from './assignment';
+import { OwnedShard } from './ownedShard';
+import { describePosition, isNotBehind, startPosition, type Bootstrap, type Position } from './positions';
+
+export interface Logger {
+  log(level: LogLevel, message: string): void;
+  error(message: string): void;
+}
+
+export interface CoordinatorDeps {
+  config: SpoutConfig;
+  kinesis: KinesisClient;
+  logger: Logger;
+  clock: Clock;
+  member: { taskIndex: number; host: string; pid: number };
+  /** Wall-clock time, for the bootstrap record. */
+  now?: () => number;
+}
+
+/** What one ZooKeeper session knows; all of it is dropped when the session expires. */
+interface SessionState {
+  zk: ZkSession;
+  store: CoordinationStore;
+  bootstrap: Bootstrap;
+  openAtStart: Set<string>;
+  knownAtStart: Set<string>;
+}
+
+const MAINTENANCE_MS = 100;
+
+export class Coordinator {
+  readonly shards = new Map<string, OwnedShard>();
+  private readonly stream: StreamRef;
+  private session: SessionState | undefined;
+  private shardList: ShardNode[] | undefined;
+  private active = true;
+  private stopped = false;
+  private rebalancing: Promise<void> | undefined;
+  private rebalanceAgain = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly flushing = new Set<string>();
+
+  constructor(private readonly deps: CoordinatorDeps) {
+    this.stream = { streamName: streamNameOf(deps.config), streamArn: deps.config.streamArn };
+  }
+
+  private log(level: LogLevel, message: string): void {
+    this.deps.logger.log(level, message);
+  }
+
+  /** Starts in the background; never throws (failures are logged and retried). */
+  start(): void {
+    void this.connectLoop();
+    const { config } = this.deps;
+    this.every(MAINTENANCE_MS, () => this.maintain());
+    this.every(config.checkpointIntervalMs, () => void this.flushCheckpoints());
+    this.every(config.rebalanceIntervalMs, () => this.scheduleRebalance());
+    // Jittered so that many tasks do not list shards in step.
+    this.every(config.shardSyncIntervalMs * (0.8 + Math.random() * 0.4), () => {
+      this.shardList = undefined;
+      this.scheduleRebalance();
+    });
+  }
+
+  private every(ms: number, task: () => void): void {
+    const timer = setInterval(task, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  /** Until when (monotonic ms) leases may be trusted; -Infinity without a healthy session. */
+  trustedUntil(): number {
+    return this.session?.zk.trustedUntil() ?? -Infinity;
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  /** Records of all held shards in memory (prefetched plus in flight). */
+  inMemory(): number {
+    let total = 0;
+    for (const shard of this.shards.values()) total += shard.inMemory;
+    return total;
+  }
+
+  deactivate(): void {
+    this.active = false;
+    this.shardList = undefined;
+    void this.flushCheckpoints();
+  }
+
+  activate(): void {
+    this.active = true;
+    this.shardList = undefined;
+    this.scheduleRebalance();
+  }
+
+  private async connectLoop(): Promise<void> {
+    for (let attempt = 1; !this.stopped; attempt += 1) {
+      try {
+        this.session = await this.openSession();
+        this.log(LogLevel.Info, `joined as ${this.session.store.memberId} (ZooKeeper session ${this.session.zk.sessionId}, state under ${this.session.store.base})`);
+        this.scheduleRebalance();
+        return;
+      } catch (err) {
+        if (err instanceof SpoutError && err.code === ErrorCode.StreamMismatch) {
+          this.deps.logger.error(err.message);
+          this.log(LogLevel.Error, err.message);
+          return;
+        }
+        const delay = Math.min(10_000, 250 * 2 ** Math.min(6, attempt));
+        this.log(LogLevel.Warn, `cannot start coordination (attempt ${attempt}): ${describeError(err)}; retrying in ${delay} ms`);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  private async openSession(): Promise<SessionState> {
+    const { config, member } = this.deps;
+    const zk = await ZkSession.connect({
+      connect: config.zookeeper.connect,
+      sessionTimeoutMs: config.zookeeper.sessionTimeoutMs,
+      clock: this.deps.clock,
+      onState: (state) => this.onZkState(zk, state),
+    });
+    try {
+      const memberId = `task${member.taskIndex}-${member.host}-${member.pid}-${zk.sessionId}`;
+      const store = new CoordinationStore(zk, basePath(config.zookeeper.root, config.applicationName, this.stream.streamName), memberId);
+      await store.ensureLayout();
+      const identity = await describeStream(this.deps.kinesis, this.stream);
+      const shards = await listShards(this.deps.kinesis, this.stream);
+      this.shardList = shards;
+      const bootstrap = await store.bootstrap({
+        v: 1,
+        firstStartMs: (this.deps.now ?? Date.now)(),
+        initialPosition: config.initialPosition,
+        streamArn: identity.streamArn,
+        streamCreatedMs: identity.createdMs,
+        shardsAtStart: shards.map((s) => s.shardId),
+        openAtStart: shards.filter((s) => !s.closed).map((s) => s.shardId),
+      });
+      if (bootstrap.streamArn !== identity.streamArn || bootstrap.streamCreatedMs !== identity.createdMs) {
+        throw new SpoutError(
+          ErrorCode.StreamMismatch,
+          `refusing to read ${identity.streamArn} (created ${new Date(identity.createdMs).toISOString()}): the checkpoints under ${store.base} belong to a stream created ${new Date(bootstrap.streamCreatedMs).toISOString()} (${bootstrap.streamArn}). ` +
+            'The stream was deleted and re-created: remove that ZooKeeper path to start over, or use another applicationName.',
+        );
+      }
+      await store.registerMember(member);
+      return { zk, store, bootstrap, openAtStart: new Set(bootstrap.openAtStart), knownAtStart: new Set(bootstrap.shardsAtStart) };
+    } catch (err) {
+      zk.close();
+      throw err;
+    }
+  }
+
+  private onZkState(zk: ZkSession, state: string): void {
+    if (this.session?.zk !== zk) return;
+    if (state === 'expired') {
+      this.log(LogLevel.Warn, `ZooKeeper session ${zk.sessionId} expired: dropping ${this.shards.size} shard(s) and joining again with a new session`);
+      this.dropSession();
+      void this.connectLoop();
+    } else if (state === 'disconnected') {
+      this.log(LogLevel.Warn, 'disconnected from ZooKeeper: not emitting until the session is confirmed');
+    } else if (state === 'connected') {
+      this.log(LogLevel.Info, 'connected to ZooKeeper');
+      this.scheduleRebalance();
+    }
+  }
+
+  /** Forgets everything tied to the current session: its leases may already belong to others. */
+  private dropSession(): void {
+    for (const shard of this.shards.values()) this.forget(shard);
+    this.session?.zk.close();
+    this.session = undefined;
+  }
+
+  private forget(shard: OwnedShard): void {
+    if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
+    shard.phase = { kind: 'closing' };
+    this.shards.delete(shard.shardId);
+  }
+
+  scheduleRebalance(): void {
+    if (this.rebalancing) {
+      this.rebalanceAgain = true;
+      return;
+    }
+    this.rebalancing = this.rebalance()
+      .catch((err) => this.log(LogLevel.Warn, `shard assignment failed: ${describeError(err)}`))
+      .finally(() => {
+        this.rebalancing = undefined;
+        if (this.rebalanceAgain) {
+          this.rebalanceAgain = false;
+          this.scheduleRebalance();
+        }
+      });
+  }
+
+  private isFinished(session: SessionState, finished: ReadonlySet<string>, shardId: string): boolean {
+    return finished.has(shardId) || startPosition(shardId, session.bootstrap, session.openAtStart, session.knownAtStart).kind === 'SHARD_END';
+  }
+
+  private async rebalance(): Promise<void> {
+    const session = this.session;
+    if (!session || !this.active || this.stopped || session.zk.connectionState !== 'connected') return;
+    const { store } = session;
+    const watch = () => this.scheduleRebalance();
+    const [finished, leases, members] = await Promise.all([store.finishedShards(watch), store.leases(watch), store.members(watch)]);
+    let shards = this.shardList;
+    // A finished shard without a listed child means the listing predates the reshard.
+    if (!shards || shards.some((s) => s.closed && finished.has(s.shardId) && !shards!.some((c) => c.parents.includes(s.shardId)))) {
+      shards = await listShards(this.deps.kinesis, this.stream);
+      this.shardList = shards;
+    }
+    if (this.session !== session) return;
+
+    for (const shard of this.shards.values()) {
+      if (shard.phase.kind !== 'closing' && shard.phase.kind !== 'starting' && leases.get(shard.shardId) !== store.memberId) {
+        this.log(LogLevel.Warn, `lease on ${shard.shardId} is no longer ours: stopped emitting from it`);
+        this.forget(shard);
+      }
+    }
+    const readable = readableShards(shards, (id) => this.isFinished(session, finished, id));
+    const plan = planLeases({ readable, leases, members, me: store.memberId });
+    for (const shardId of plan.release) {
+      const shard = this.shards.get(shardId);
+      if (shard && shard.emitting) this.beginRelease(shard, 'rebalance: another task is owed a share');
+    }
+    let want = plan.want;
+    for (const shardId of plan.candidates) {
+      if (want <= 0 || this.session !== session || !this.active) break;
+      if (this.shards.has(shardId)) continue;
+      if (await store.acquireLease(shardId)) {
+        want -= 1;
+        await this.startShard(session, shardId);
+      }
+    }
+  }
+
+  private async startShard(session: SessionState, shardId: string): Promise<void> {
+    const shard = new OwnedShard(shardId, this.deps.clock());
+    this.shards.set(shardId, shard);
+    try {
+      const start = startPosition(shardId, session.bootstrap, session.openAtStart, session.knownAtStart);
+      const checkpoint = await session.store.checkpointOrStart(shardId, start);
+      if (this.shards.get(shardId) !== shard) return;
+      shard.stored = checkpoint;
+      const from = checkpoint.position;
+      if (from.kind === 'SHARD_END') {
+        this.forget(shard);
+        await session.store.releaseLease(shardId);
+        return;
+      }
+      this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
+      shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
+      shard.phase.reader.start();
+    } catch (err) {
+      this.log(LogLevel.Warn, `could not start ${shardId}: ${describeError(err)}; giving its lease back`);
+      this.forget(shard);
+      await session.store.releaseLease(shardId).catch(() => undefined);
+    }
+  }
+
+  private readerFor(shard: OwnedShard, from: Exclude<Position, { kind: 'SHARD_END' }>): ShardReader {
+    const { config } = this.deps;
+    const current = () => this.shards.get(shard.shardId) === shard && shard.phase.kind === 'reading';
+    return new ShardReader({
+      kinesis: this.deps.kinesis,
+      stream: this.stream,
+      shardId: shard.shardId,
+      from,
+      maxRecordsPerRequest: config.maxRecordsPerRequest,
+      idlePollIntervalMs: config.idlePollIntervalMs,
+      events: {
+        records: (records: KinesisRecord[]) => {
+          if (current()) shard.push(records);
+        },
+        end: (children) => {
+          if (!current()) return;
+          this.log(LogLevel.Info, `${shard.shardId} read to its end${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`);
+          shard.phase = { kind: 'draining' };
+          this.shardList = undefined;
+        },
+        gone: () => {
+          if (!current()) return;
+          this.log(LogLevel.Warn, `${shard.shardId} is not in the stream any more (expired or deleted); finishing it`);
+          shard.phase = { kind: 'draining' };
+          this.shardList = undefined;
+        },
+        room: () => (this.active && current() ? Math.min(config.shardBufferSize - shard.buffered, config.maxRecordsInMemory - this.inMemory()) : 0),
+        log: (level, message) => this.log(level, message),
+      },
+    });
+  }
+
+  /** Hand a shard over: stop reading, wait a bounded time for in-flight acks, checkpoint, release. */
+  private beginRelease(shard: OwnedShard, reason: string): void {
+    if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
+    shard.dropBuffer();
+    shard.dropRetries();
+    shard.phase = { kind: 'releasing', deadline: this.deps.clock() + this.deps.config.handoffTimeoutMs, reason };
+    this.log(LogLevel.Info, `handing ${shard.shardId} over (${reason}); waiting up to ${this.deps.config.handoffTimeoutMs} ms for ${shard.inFlight.size} in-flight record(s)`);
+  }
+
+  /** Moves shards whose wait is over: drained ones to SHARD_END, released ones to their last checkpoint. */
+  private maintain(): void {
+    const session = this.session;
+    if (!session) return;
+    const now = this.deps.clock();
+    for (const shard of this.shards.values()) {
+      if (shard.drained) {
+        shard.phase = { kind: 'closing' };
+        void this.finish(session, shard);
+      } else if (shard.phase.kind === 'releasing' && (shard.inFlight.size === 0 || now >= shard.phase.deadline)) {
+        shard.phase = { kind: 'closing' };
+        void this.release(session, shard);
+      }
+    }
+  }
+
+  private async finish(session: SessionState, shard: OwnedShard): Promise<void> {
+    try {
+      await this.waitForFlush(shard.shardId);
+      const done = shard.stored !== undefined && (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber));
+      if (this.session !== session) return;
+      this.shards.delete(shard.shardId);
+      if (done) {
+        this.log(LogLevel.Info, `${shard.shardId} finished: SHARD_END written, lease released`);
+      } else {
+        this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (checkpoint changed under us); releasing the lease, the next holder finishes it`);
+        await session.store.releaseLease(shard.shardId);
+      }
+      this.scheduleRebalance();
+    } catch (err) {
+      this.log(LogLevel.Warn, `finishing ${shard.shardId} failed: ${describeError(err)}; retrying`);
+      if (this.shards.get(shard.shardId) === shard) shard.phase = { kind: 'draining' };
+    }
+  }
+
+  private async release(session: SessionState, shard: OwnedShard): Promise<void> {
+    try {
+      await this.writeCheckpoint(session, shard);
+      await session.store.releaseLease(shard.shardId);
+      this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'}; ${shard.inFlight.size} record(s) left in flight`);
+    } catch (err) {
+      this.log(LogLevel.Warn, `releasing ${shard.shardId} failed: ${describeError(err)}; dropping it (the lease goes with our session if it is gone)`);
+    } finally {
+      if (this.shards.get(shard.shardId) === shard) this.shards.delete(shard.shardId);
+      this.scheduleRebalance();
+    }
+  }
+
+  private async waitForFlush(shardId: string): Promise<void> {
+    while (this.flushing.has(shardId)) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /** Writes every changed checkpoint; a failed write is retried at the next flush. */
+  async flushCheckpoints(): Promise<void> {
+    const session = this.session;
+    if (!session) return;
+    await Promise.all([...this.shards.values()].map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`))));
+  }
+
+  private async writeCheckpoint(session: SessionState, shard: OwnedShard): Promise<void> {
+    const next = shard.committable();
+    if (!next || !shard.stored || this.flushing.has(shard.shardId)) return;
+    const stored = shard.stored;
+    if (stored.position.kind === 'AFTER' && next.kind === 'AFTER' && stored.position.sequenceNumber === next.sequenceNumber) return;
+    this.flushing.add(shard.shardId);
+    try {
+      let result = await session.store.writeCheckpoint(shard.shardId, next, stored.version);
+      if (result === 'conflict') {
+        // After a lost connection the outcome of the last write is unknown: re-read, never move backwards.
+        const current = await session.store.readCheckpoint(shard.shardId);
+        if (!current) throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint node of ${shard.shardId} disappeared`);
+        result = isNotBehind(current.position, next) ? current : await session.store.writeCheckpoint(shard.shardId, next, current.version);
+        if (result === 'conflict') throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shard.shardId} keeps changing under us`, { retriable: true });
+      }
+      shard.stored = result;
+    } finally {
+      this.flushing.delete(shard.shardId);
+    }
+  }
+
+  /** Flushes checkpoints, gives up leases and membership, closes the session. Bounded by `timeoutMs`. */
+  async shutdown(timeoutMs: number): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.timers) clearInterval(timer);
+    const session = this.session;
+    const work = (async () => {
+      const held = [...this.shards.values()];
+      await Promise.all(held.map((s) => (s.phase.kind === 'reading' ? s.phase.reader.stop() : undefined)));
+      if (!session) return;
+      await this.flushCheckpoints();
+      await Promise.all(held.map((s) => session.store.releaseLease(s.shardId).catch(() => undefined)));
+      await session.store.leaveMembers().catch(() => undefined);
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([work.catch((err) => this.log(LogLevel.Warn, `shutdown: ${describeError(err)}`)), expired]);
+    clearTimeout(timer);
+    session?.zk.close();
+    this.shards.clear();
+  }
+}

@@ -1,0 +1,131 @@
+/** One shard this process holds a lease on: its lifecycle phase, prefetched records, in-flight records and retries. */
+import type { KinesisRecord } from '../kinesis/records';
+import type { ShardReader } from '../kinesis/shardReader';
+import { InFlight, type Emitted } from './inFlight';
+import type { Position } from './positions';
+
+/**
+ * starting → reading → draining (end reached, emitting the rest, waiting for acks) → closing (SHARD_END
+ * being written); reading/draining → releasing (handing the lease over) → closing (final checkpoint).
+ */
+export type ShardPhase =
+  | { kind: 'starting' }
+  | { kind: 'reading'; reader: ShardReader }
+  | { kind: 'draining' }
+  | { kind: 'releasing'; deadline: number; reason: string }
+  | { kind: 'closing' };
+
+interface Retry {
+  dueAt: number;
+  sequenceNumber: string;
+}
+
+export class OwnedShard {
+  phase: ShardPhase = { kind: 'starting' };
+  /** Last checkpoint known to be stored, and its node version. */
+  stored: { position: Position; version: number } | undefined;
+  readonly inFlight = new InFlight<KinesisRecord>();
+  private buffer: KinesisRecord[] = [];
+  private bufferHead = 0;
+  private retries: Retry[] = []; // binary min-heap on dueAt
+  lastSequenceNumber: string | undefined;
+  readonly acquiredAt: number;
+
+  constructor(readonly shardId: string, now: number) {
+    this.acquiredAt = now;
+  }
+
+  get buffered(): number {
+    return this.buffer.length - this.bufferHead;
+  }
+
+  /** Records held in memory: prefetched plus in flight. */
+  get inMemory(): number {
+    return this.buffered + this.inFlight.size;
+  }
+
+  get pendingRetries(): number {
+    return this.retries.length;
+  }
+
+  /** True while records of this shard may be emitted. */
+  get emitting(): boolean {
+    return this.phase.kind === 'reading' || this.phase.kind === 'draining';
+  }
+
+  push(records: KinesisRecord[]): void {
+    for (const record of records) this.buffer.push(record);
+    this.lastSequenceNumber = records[records.length - 1]?.sequenceNumber ?? this.lastSequenceNumber;
+  }
+
+  /** Drops what was prefetched but not emitted (the next holder re-reads it after the checkpoint). */
+  dropBuffer(): void {
+    this.buffer = [];
+    this.bufferHead = 0;
+  }
+
+  /** The next record to emit: a failed one whose backoff is over, else the next prefetched one. */
+  takeNext(now: number): { record: KinesisRecord; retry: Emitted<KinesisRecord> | undefined } | undefined {
+    while (this.retries.length > 0 && this.retries[0].dueAt <= now) {
+      const { sequenceNumber } = this.popRetry();
+      const entry = this.inFlight.get(sequenceNumber);
+      if (entry) return { record: entry.record, retry: entry };
+    }
+    if (this.bufferHead >= this.buffer.length) return undefined;
+    const record = this.buffer[this.bufferHead];
+    this.bufferHead += 1;
+    if (this.bufferHead > 4096 && this.bufferHead * 2 > this.buffer.length) {
+      this.buffer = this.buffer.slice(this.bufferHead);
+      this.bufferHead = 0;
+    }
+    this.inFlight.add(record.sequenceNumber, record);
+    return { record, retry: undefined };
+  }
+
+  scheduleRetry(sequenceNumber: string, dueAt: number): void {
+    const heap = this.retries;
+    heap.push({ dueAt, sequenceNumber });
+    for (let i = heap.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent].dueAt <= heap[i].dueAt) break;
+      [heap[parent], heap[i]] = [heap[i], heap[parent]];
+      i = parent;
+    }
+  }
+
+  private popRetry(): Retry {
+    const heap = this.retries;
+    const top = heap[0];
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && heap[l].dueAt < heap[m].dueAt) m = l;
+        if (r < heap.length && heap[r].dueAt < heap[m].dueAt) m = r;
+        if (m === i) break;
+        [heap[m], heap[i]] = [heap[i], heap[m]];
+        i = m;
+      }
+    }
+    return top;
+  }
+
+  /** Forgets pending re-emits: a shard being handed over re-emits nothing more (the taker re-reads). */
+  dropRetries(): void {
+    this.retries = [];
+  }
+
+  /** Where the checkpoint may move now: after the highest record below which everything is acked. */
+  committable(): Position | undefined {
+    const watermark = this.inFlight.watermark;
+    return watermark === undefined ? undefined : { kind: 'AFTER', sequenceNumber: watermark };
+  }
+
+  /** Read to the end and every record acked: SHARD_END may be written. */
+  get drained(): boolean {
+    return this.phase.kind === 'draining' && this.buffered === 0 && this.inFlight.size === 0;
+  }
+}

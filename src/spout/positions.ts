@@ -1,0 +1,60 @@
+/** Where a shard is read from, and the application's bootstrap record that decides it for new shards. */
+import type { InitialPosition } from '../config/config';
+
+export type Position =
+  | { kind: 'TRIM_HORIZON' }
+  | { kind: 'AT_TIMESTAMP'; timestampMs: number }
+  | { kind: 'AFTER'; sequenceNumber: string }
+  | { kind: 'SHARD_END' };
+
+/** Written once, by the first task of the application that starts; every later decision reads it. */
+export interface Bootstrap {
+  v: 1;
+  firstStartMs: number;
+  initialPosition: InitialPosition;
+  streamArn: string;
+  streamCreatedMs: number;
+  /** Shards listed at the first start, and which of them were open then. */
+  shardsAtStart: string[];
+  openAtStart: string[];
+}
+
+/**
+ * The start of a shard that has no checkpoint yet. Shards born after the first start begin at
+ * TRIM_HORIZON whatever the initial position; the initial position applies to shards open at the first
+ * start; shards already closed then are read from the same point (LATEST: nothing left to read).
+ */
+export function startPosition(shardId: string, bootstrap: Bootstrap, openAtStart: ReadonlySet<string>, knownAtStart: ReadonlySet<string>): Position {
+  if (!knownAtStart.has(shardId)) return { kind: 'TRIM_HORIZON' };
+  const initial = bootstrap.initialPosition;
+  if (initial === 'TRIM_HORIZON') return { kind: 'TRIM_HORIZON' };
+  if (initial === 'LATEST') {
+    return openAtStart.has(shardId) ? { kind: 'AT_TIMESTAMP', timestampMs: bootstrap.firstStartMs } : { kind: 'SHARD_END' };
+  }
+  return { kind: 'AT_TIMESTAMP', timestampMs: Date.parse(initial.atTimestamp) };
+}
+
+export function compareSequence(a: string, b: string): number {
+  const x = BigInt(a);
+  const y = BigInt(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** True when `next` is at or past `current` (checkpoints never move backwards). */
+export function isNotBehind(next: Position, current: Position): boolean {
+  if (current.kind === 'SHARD_END') return next.kind === 'SHARD_END';
+  if (next.kind === 'SHARD_END') return true;
+  if (current.kind === 'AFTER') return next.kind === 'AFTER' && compareSequence(next.sequenceNumber, current.sequenceNumber) >= 0;
+  return true;
+}
+
+export function describePosition(position: Position): string {
+  switch (position.kind) {
+    case 'AFTER':
+      return `after ${position.sequenceNumber}`;
+    case 'AT_TIMESTAMP':
+      return `at ${new Date(position.timestampMs).toISOString()}`;
+    default:
+      return position.kind;
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The spout as Storm sees it: answers `next`, `ack`, `fail`, `activate` and `deactivate` at once, from
+ * memory, never waiting on the network. Emits only from shards whose lease is still trusted.
+ */
+import type { SpoutConfig } from '../config/config';
+import type { Clock } from '../coordination/zk';
+import { messageId, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
+import { LogLevel } from '../multilang/protocol';
+import type { Coordinator, Logger } from './coordinator';
+import { retryDelayMs } from './inFlight';
+import type { OwnedShard } from './ownedShard';
+
+export interface Emitter {
+  emit(id: string, tuple: unknown[], stream: string): void;
+}
+
+export interface SpoutCounters {
+  emitted: number;
+  reemitted: number;
+  acked: number;
+  failed: number;
+  skipped: number;
+  ignoredAcks: number;
+}
+
+const WARN_EVERY_MS = 10_000;
+
+export class KinesisSpout {
+  readonly counters: SpoutCounters = { emitted: 0, reemitted: 0, acked: 0, failed: 0, skipped: 0, ignoredAcks: 0 };
+  private cursor = 0;
+  private lastWarnedAt = new Map<string, number>();
+
+  constructor(
+    private readonly config: SpoutConfig,
+    private readonly coordinator: Coordinator,
+    private readonly logger: Logger,
+    private readonly clock: Clock,
+  ) {}
+
+  next(out: Emitter): void {
+    const coordinator = this.coordinator;
+    if (!coordinator.isActive || coordinator.shards.size === 0) return;
+    const now = this.clock();
+    if (coordinator.trustedUntil() <= now) return;
+    const shards = [...coordinator.shards.values()].filter((s) => s.emitting);
+    let budget = this.config.maxEmitPerNext;
+    // Round robin, one record per shard per turn, so one busy shard cannot starve the others.
+    for (let idle = 0; budget > 0 && idle < shards.length; ) {
+      const shard = shards[this.cursor++ % shards.length];
+      const next = shard.takeNext(now);
+      if (!next) {
+        idle += 1;
+        continue;
+      }
+      idle = 0;
+      budget -= 1;
+      this.emit(out, shard, next.record, next.retry !== undefined);
+    }
+  }
+
+  private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
+    const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, (bad, err) =>
+      this.warnOnce(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber)} is not JSON (${(err as Error).message}); emitted as text`),
+    );
+    out.emit(messageId(shard.shardId, record.sequenceNumber), tuple, this.config.outputStream);
+    if (retry) this.counters.reemitted += 1;
+    else this.counters.emitted += 1;
+  }
+
+  ack(id: unknown): void {
+    const owned = this.locate(id, 'ack');
+    if (!owned) return;
+    if (owned.shard.inFlight.ack(owned.sequenceNumber)) this.counters.acked += 1;
+    else this.counters.ignoredAcks += 1;
+  }
+
+  fail(id: unknown): void {
+    const owned = this.locate(id, 'fail');
+    if (!owned) return;
+    const { shard, sequenceNumber } = owned;
+    const entry = shard.inFlight.get(sequenceNumber);
+    if (!entry) {
+      this.counters.ignoredAcks += 1;
+      return;
+    }
+    this.counters.failed += 1;
+    const now = this.clock();
+    entry.attempts += 1;
+    entry.firstFailedAt ??= now;
+    const { retry } = this.config;
+    if (retry.maxRetries >= 0 && entry.attempts > retry.maxRetries) {
+      const message = `record ${messageId(shard.shardId, sequenceNumber)} failed ${entry.attempts} time(s), over retry.maxRetries=${retry.maxRetries}: skipped (not re-emitted)`;
+      this.logger.error(message);
+      this.logger.log(LogLevel.Error, message);
+      this.counters.skipped += 1;
+      shard.inFlight.ack(sequenceNumber);
+      return;
+    }
+    // A shard being handed over re-emits nothing: the next holder re-reads from the checkpoint.
+    if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry));
+    const heldFor = now - entry.firstFailedAt;
+    if (heldFor >= retry.warnAfterMs) {
+      this.warnOnce(
+        `retry:${shard.shardId}`,
+        `record ${messageId(shard.shardId, sequenceNumber)} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
+        retry.warnAfterMs,
+      );
+    }
+  }
+
+  /** The held shard an id belongs to; acks for shards held elsewhere now (or unknown ids) are ignored. */
+  private locate(id: unknown, what: string): { shard: OwnedShard; sequenceNumber: string } | undefined {
+    const parsed = parseMessageId(id);
+    if (!parsed) {
+      this.warnOnce('bad-id', `${what} for an id this spout never emits: ${JSON.stringify(id)}; ignored`);
+      this.counters.ignoredAcks += 1;
+      return undefined;
+    }
+    const shard = this.coordinator.shards.get(parsed.shardId);
+    if (!shard) {
+      this.counters.ignoredAcks += 1;
+      return undefined;
+    }
+    return { shard, sequenceNumber: parsed.sequenceNumber };
+  }
+
+  private warnOnce(key: string, message: string, everyMs = WARN_EVERY_MS): void {
+    const now = this.clock();
+    const last = this.lastWarnedAt.get(key);
+    if (last !== undefined && now - last < everyMs) return;
+    this.lastWarnedAt.set(key, now);
+    this.logger.log(LogLevel.Warn, message);
+  }
+}

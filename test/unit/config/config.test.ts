@@ -1,0 +1,43 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, validateConfig } from '../../../src/config/config';
+
+const minimal = { region: 'us-east-1', streamName: 'orders', zookeeper: { connect: '127.0.0.1:2181' } };
+
+describe('configuration', () => {
+  it('fills documented defaults and takes the application name from the topology', () => {
+    const config = loadConfig({ 'topology.name': 'topo', 'kinesis.spout': minimal });
+    expect(config.applicationName).toBe('topo');
+    expect(config.initialPosition).toBe('LATEST');
+    expect(config.zookeeper).toEqual({ connect: '127.0.0.1:2181', sessionTimeoutMs: 10_000, root: '/kinesis-spout' });
+    expect(config.retry.maxRetries).toBe(-1);
+    expect(config.outputFields).toEqual(['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp']);
+  });
+
+  it('merges the conf over a JSON file named on the command line', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'conf-')), 'spout.json');
+    writeFileSync(file, JSON.stringify({ ...minimal, applicationName: 'fromfile', zookeeper: { connect: 'a:1', root: '/r' } }));
+    const config = loadConfig({ 'kinesis.spout': { zookeeper: { connect: 'b:2' } } }, file);
+    expect(config.applicationName).toBe('fromfile');
+    expect(config.zookeeper).toMatchObject({ connect: 'b:2', root: '/r' });
+  });
+
+  it.each([
+    [{ ...minimal, applicationName: 'a', colour: 'red' }, 'kinesis.spout.colour = "red": unknown key; allowed keys: streamName'],
+    [{ ...minimal, applicationName: 'a', zookeeper: { connect: 'x', sessionTimeoutMs: 5 } }, 'kinesis.spout.zookeeper.sessionTimeoutMs = 5: must be >= 1000'],
+    [{ ...minimal, applicationName: 'a', initialPosition: 'EARLIEST' }, 'kinesis.spout.initialPosition = "EARLIEST": allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}'],
+    [{ ...minimal, applicationName: 'a', initialPosition: { atTimestamp: 'yesterday' } }, 'kinesis.spout.initialPosition.atTimestamp = "yesterday": must be an ISO-8601 date-time'],
+    [{ ...minimal, applicationName: 'a', dataFormat: 'xml' }, 'kinesis.spout.dataFormat = "xml": allowed: "utf8", "base64", "json"'],
+    [{ region: 'r', applicationName: 'a', zookeeper: { connect: 'x' } }, 'kinesis.spout.streamName = (missing): exactly one of streamName or streamArn is required'],
+    [{ ...minimal, applicationName: 'a', zookeeper: {} }, 'kinesis.spout.zookeeper.connect = (missing): is required'],
+    [{ ...minimal }, 'kinesis.spout.applicationName = (missing): is required when the topology conf has no topology.name'],
+    [{ ...minimal, applicationName: 'a', retry: { initialBackoffMs: 500, maxBackoffMs: 100 } }, 'kinesis.spout.retry.maxBackoffMs = 100: must be >= retry.initialBackoffMs (500)'],
+  ])('rejects %j naming key, value and what is allowed', (raw, message) => {
+    expect(() => validateConfig(raw as Record<string, unknown>)).toThrow(`bad configuration: ${message}`);
+  });
+
+  it('reports an unreadable file by name', () => {
+    expect(() => loadConfig({}, '/nonexistent/spout.json')).toThrow(/bad configuration file \/nonexistent\/spout.json/);
+  });
+});

@@ -1,0 +1,79 @@
+import fc from 'fast-check';
+import { FrameDecoder } from '../../../src/multilang/frames';
+import { parseCommand, parseHandshake, StormOutput, taskPosition } from '../../../src/multilang/protocol';
+
+describe('FrameDecoder', () => {
+  it('decodes the same frames however the input is split', () => {
+    const frame = fc.jsonValue().map((v) => JSON.stringify(v));
+    fc.assert(
+      fc.property(fc.array(frame, { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { maxLength: 10 }), (frames, cuts) => {
+        const text = frames.map((f) => `${f}\nend\n`).join('');
+        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+        const decoder = new FrameDecoder();
+        const got: string[] = [];
+        let last = 0;
+        for (const p of [...points, text.length]) {
+          got.push(...decoder.push(text.slice(last, p)));
+          last = p;
+        }
+        expect(got).toEqual(frames);
+        expect(decoder.hasPartialFrame()).toBe(false);
+      }),
+    );
+  });
+
+  it('joins a frame spread over several lines', () => {
+    expect(new FrameDecoder().push('{"a":\n1}\nend\n')).toEqual(['{"a":\n1}']);
+  });
+
+  it('reports a truncated frame', () => {
+    const decoder = new FrameDecoder();
+    expect(decoder.push('{"command":"ne')).toEqual([]);
+    expect(decoder.hasPartialFrame()).toBe(true);
+  });
+});
+
+describe('protocol', () => {
+  const context = { taskid: 7, componentid: 'kinesis', 'task->component': { '3': 'kinesis', '10': 'kinesis', '7': 'kinesis', '1': 'bolt' } };
+
+  it('computes the task index from numerically sorted task ids of the component', () => {
+    expect(taskPosition(context)).toEqual({ index: 1, count: 3 });
+    expect(taskPosition({ ...context, taskid: 10 })).toEqual({ index: 2, count: 3 });
+  });
+
+  it('rejects a task that is not in its component', () => {
+    expect(() => taskPosition({ ...context, taskid: 1 })).toThrow(/not a task of component/);
+  });
+
+  it('parses commands and rejects bad frames with a BAD_FRAME error', () => {
+    expect(parseCommand('{"command":"ack","id":"s:1"}')).toEqual({ command: 'ack', id: 's:1' });
+    expect(parseCommand('{"command":"next"}')).toEqual({ command: 'next' });
+    expect(() => parseCommand('{"command":"explode"}')).toThrow(/unknown command/);
+    expect(() => parseCommand('not json')).toThrow(expect.objectContaining({ code: 'BAD_FRAME' }));
+    expect(() => parseHandshake('{"conf":{}}')).toThrow(/pidDir/);
+  });
+
+  it('writes single-line frames, never a task key, need_task_ids false, one write per command', () => {
+    const writes: string[] = [];
+    const out = new StormOutput((t) => writes.push(t));
+    out.beginCommand();
+    out.emit('s:1', ['k', 'line1\nline2', 's', '1', 5], 'default');
+    out.emit('s:2', ['k'], 'other');
+    out.log('hi\nthere', 3);
+    expect(writes).toEqual([]);
+    out.sync();
+    expect(writes).toHaveLength(1);
+    const frames = writes[0].split('\nend\n').filter(Boolean).map((f) => JSON.parse(f));
+    expect(writes[0].split('\n').filter((l) => l !== 'end' && l !== '')).toHaveLength(4);
+    expect(frames[0]).toEqual({ command: 'emit', id: 's:1', tuple: ['k', 'line1\nline2', 's', '1', 5], need_task_ids: false });
+    expect(frames[1].stream).toBe('other');
+    expect(frames.some((f) => 'task' in f)).toBe(false);
+    expect(frames[3]).toEqual({ command: 'sync' });
+  });
+
+  it('writes a log at once outside a command', () => {
+    const writes: string[] = [];
+    new StormOutput((t) => writes.push(t)).log('background', 2);
+    expect(writes).toEqual(['{"command":"log","msg":"background","level":2}\nend\n']);
+  });
+});
