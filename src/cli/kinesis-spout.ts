@@ -136,6 +136,9 @@ function main(): void {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.stdout.on('error', () => void shutdown('stdout closed'));
   process.on('uncaughtException', (err) => fatal(`kinesis-shell-spout crashed: ${describeError(err)}\n${err.stack ?? ''}`));
+  // Node prints warnings (such as the AWS SDK's) on stderr, which Storm drains only now and then.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => out.log(`node warning: ${warning.name}: ${warning.message}`, LogLevel.Debug));
   process.on('unhandledRejection', (err) => out.log(`unhandled rejection: ${describeError(err)}`, LogLevel.Warn));
 }
 

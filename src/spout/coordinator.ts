@@ -133,12 +133,15 @@ export class Coordinator {
 
   private async openSession(): Promise<SessionState> {
     const { config, member } = this.deps;
+    // State changes during connect are covered by connect's own outcome; later ones name this session.
+    let connected: ZkSession | undefined;
     const zk = await ZkSession.connect({
       connect: config.zookeeper.connect,
       sessionTimeoutMs: config.zookeeper.sessionTimeoutMs,
       clock: this.deps.clock,
-      onState: (state) => this.onZkState(zk, state),
+      onState: (state) => connected && this.onZkState(connected, state),
     });
+    connected = zk;
     try {
       const memberId = `task${member.taskIndex}-${member.host}-${member.pid}-${zk.sessionId}`;
       const store = new CoordinationStore(zk, basePath(config.zookeeper.root, config.applicationName, this.stream.streamName), memberId);

@@ -1,0 +1,86 @@
+/** Real servers for one test file, spout configurations with fast timings, and ZooKeeper inspection. */
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import { ZkSession } from '../../src/coordination/zk';
+import { kinesisClient } from './kinesisAdmin';
+import { startKinesisLocal, type KinesisServer } from './kinesisServer';
+import { StormDriver, type DriverOptions, type Emit } from './stormDriver';
+import { startZooKeeper, type ZooKeeperServer } from './zookeeperServer';
+
+export interface Services {
+  zk: ZooKeeperServer;
+  kinesis: KinesisServer;
+  client: KinesisClient;
+  inspector: ZkSession;
+  stop(): Promise<void>;
+}
+
+export async function startServices(): Promise<Services> {
+  const [zk, kinesis] = await Promise.all([startZooKeeper(), startKinesisLocal()]);
+  const client = kinesisClient(kinesis);
+  const inspector = await ZkSession.connect({ connect: zk.connectString, sessionTimeoutMs: 10_000 });
+  return {
+    zk,
+    kinesis,
+    client,
+    inspector,
+    async stop() {
+      inspector.close();
+      client.destroy();
+      await Promise.all([zk.stop(), kinesis.stop()]);
+    },
+  };
+}
+
+let counter = 0;
+export function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${counter}`;
+}
+
+/** A `kinesis.spout` configuration with timings fast enough for tests. */
+export function spoutConf(services: Services, streamName: string, applicationName: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    streamName,
+    applicationName,
+    region: services.kinesis.region,
+    endpoint: services.kinesis.endpoint,
+    initialPosition: 'TRIM_HORIZON',
+    zookeeper: { connect: services.zk.connectString, sessionTimeoutMs: 4_000, root: '/it' },
+    idlePollIntervalMs: 200,
+    checkpointIntervalMs: 200,
+    rebalanceIntervalMs: 300,
+    handoffTimeoutMs: 1_000,
+    ...overrides,
+  };
+}
+
+export async function startSpout(services: Services, streamName: string, applicationName: string, overrides: Record<string, unknown> = {}, options: Partial<DriverOptions> = {}): Promise<StormDriver> {
+  return StormDriver.start({ ...options, conf: { 'kinesis.spout': spoutConf(services, streamName, applicationName, overrides), ...options.conf } });
+}
+
+export function stateBase(streamName: string, applicationName: string): string {
+  return `/it/${applicationName}/${streamName}`;
+}
+
+export async function readJson(zk: ZkSession, path: string): Promise<Record<string, unknown> | undefined> {
+  const node = await zk.getData(path);
+  return node && (JSON.parse(node.data.toString('utf8')) as Record<string, unknown>);
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Pumps several spout processes side by side, as several Storm tasks would, acking each emit. */
+export async function pumpAll(drivers: StormDriver[], done: () => boolean, timeoutMs = 60_000, onEmit?: (driver: StormDriver, emit: Emit) => Promise<unknown> | void): Promise<void> {
+  const results = await Promise.all(drivers.map((d) => d.pump(done, { timeoutMs, onEmit: onEmit && ((e) => onEmit(d, e)) })));
+  if (!results.every(Boolean)) throw new Error(`pumping timed out\n${drivers.map((d) => `--- spout ${d.pid}\n${d.logText()}`).join('\n')}`);
+}
+
+export const idsOf = (emits: Emit[]) => emits.map((e) => e.id);

@@ -1,0 +1,189 @@
+/**
+ * Drives the built entry script exactly as Storm's ShellSpout does: handshake with pidDir/conf/context,
+ * then one command at a time, each answered by a sync. Collects emits, logs and errors.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { FrameDecoder } from '../../src/multilang/frames';
+
+export const ENTRY_SCRIPT = resolve(__dirname, '../../multilang/resources/kinesis-spout.js');
+export const DEFAULT_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'];
+
+export interface Emit {
+  id: string;
+  tuple: unknown[];
+  stream?: string;
+  frame: Record<string, unknown>;
+}
+
+export interface DriverOptions {
+  conf: Record<string, unknown>;
+  taskId?: number;
+  /** All task ids of the spout component (Storm gives each task its own process). */
+  componentTasks?: number[];
+  outputFields?: string[] | null;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+export class StormDriver {
+  readonly emits: Emit[] = [];
+  readonly logs: { msg: string; level: number }[] = [];
+  readonly errors: string[] = [];
+  /** Every frame received, in order (for protocol assertions). */
+  readonly frames: Record<string, unknown>[] = [];
+  readonly stderr: string[] = [];
+  pid = 0;
+  private readonly child: ChildProcess;
+  private waiting: { resolve: (emits: Emit[]) => void; emits: Emit[] } | undefined;
+  private pidWaiter: ((pid: number) => void) | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+  private constructor(options: DriverOptions) {
+    this.child = spawn(process.execPath, [ENTRY_SCRIPT, ...(options.args ?? [])], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
+    });
+    live.add(this.child);
+    this.exited = new Promise((done) => this.child.on('exit', (code, signal) => {
+      live.delete(this.child);
+      this.waiting?.resolve(this.waiting.emits);
+      done({ code, signal });
+    }));
+    const decoder = new FrameDecoder();
+    this.child.stdout!.setEncoding('utf8');
+    this.child.stdout!.on('data', (chunk: string) => {
+      for (const body of decoder.push(chunk)) this.onFrame(body);
+    });
+    this.child.stderr!.setEncoding('utf8');
+    this.child.stderr!.on('data', (chunk: string) => this.stderr.push(chunk));
+  }
+
+  static async start(options: DriverOptions): Promise<StormDriver> {
+    const driver = new StormDriver(options);
+    const taskId = options.taskId ?? 1;
+    const tasks = options.componentTasks ?? [taskId];
+    const taskToComponent: Record<string, string> = { '99': '__acker' };
+    for (const t of tasks) taskToComponent[String(t)] = 'kinesis';
+    const context: Record<string, unknown> = { taskid: taskId, componentid: 'kinesis', 'task->component': taskToComponent };
+    if (options.outputFields !== null) context['stream->outputfields'] = { default: options.outputFields ?? DEFAULT_FIELDS };
+    const pidDir = mkdtempSync(join(tmpdir(), 'spout-pid-'));
+    const pid = new Promise<number>((done) => (driver.pidWaiter = done));
+    driver.write({ pidDir, conf: { 'topology.name': 'test-topology', ...options.conf }, context });
+    driver.pid = await Promise.race([pid, driver.exited.then(() => -1)]);
+    return driver;
+  }
+
+  private onFrame(body: string): void {
+    const frame = JSON.parse(body) as Record<string, unknown>;
+    this.frames.push(frame);
+    if (typeof frame.pid === 'number') {
+      this.pidWaiter?.(frame.pid);
+      return;
+    }
+    switch (frame.command) {
+      case 'emit': {
+        const emit: Emit = { id: frame.id as string, tuple: frame.tuple as unknown[], stream: frame.stream as string | undefined, frame };
+        this.emits.push(emit);
+        this.waiting?.emits.push(emit);
+        break;
+      }
+      case 'log':
+        this.logs.push({ msg: frame.msg as string, level: frame.level as number });
+        break;
+      case 'error':
+        this.errors.push(frame.msg as string);
+        break;
+      case 'sync': {
+        const waiting = this.waiting;
+        this.waiting = undefined;
+        waiting?.resolve(waiting.emits);
+        break;
+      }
+      default:
+        throw new Error(`unexpected frame from the spout: ${body}`);
+    }
+  }
+
+  private write(value: unknown): void {
+    this.child.stdin!.write(`${JSON.stringify(value)}\nend\n`);
+  }
+
+  /** Sends one command and resolves with what it emitted, once its sync arrives. */
+  command(value: Record<string, unknown>): Promise<Emit[]> {
+    const run = () =>
+      new Promise<Emit[]>((done) => {
+        if (this.child.exitCode !== null || this.child.signalCode !== null) return done([]);
+        this.waiting = { resolve: done, emits: [] };
+        this.write(value);
+      });
+    const result = this.queue.then(run, run);
+    this.queue = result;
+    return result;
+  }
+
+  next(): Promise<Emit[]> {
+    return this.command({ command: 'next' });
+  }
+
+  ack(id: string): Promise<Emit[]> {
+    return this.command({ command: 'ack', id });
+  }
+
+  fail(id: string): Promise<Emit[]> {
+    return this.command({ command: 'fail', id });
+  }
+
+  activate(): Promise<Emit[]> {
+    return this.command({ command: 'activate' });
+  }
+
+  deactivate(): Promise<Emit[]> {
+    return this.command({ command: 'deactivate' });
+  }
+
+  /**
+   * Calls next in a loop as Storm does (a short pause when nothing came), handing each emit to `onEmit`
+   * (default: ack it), until `done()` or the timeout. Returns false on timeout.
+   */
+  async pump(done: () => boolean, options: { timeoutMs?: number; onEmit?: (emit: Emit) => Promise<unknown> | void } = {}): Promise<boolean> {
+    const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+    const onEmit = options.onEmit ?? ((emit: Emit) => this.ack(emit.id));
+    while (!done()) {
+      if (Date.now() > deadline || this.child.exitCode !== null) return false;
+      const emits = await this.next();
+      for (const emit of emits) await onEmit(emit);
+      if (emits.length === 0) await new Promise((r) => setTimeout(r, 10));
+    }
+    return true;
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  closeStdin(): void {
+    this.child.stdin!.end();
+  }
+
+  /** Stops the process politely (SIGTERM), SIGKILL after `graceMs`. */
+  async stop(graceMs = 8_000): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  logText(): string {
+    return this.logs.map((l) => `[${l.level}] ${l.msg}`).join('\n') + (this.stderr.length ? `\nstderr: ${this.stderr.join('')}` : '');
+  }
+}

@@ -1,0 +1,239 @@
+/** The spout process driven as ShellSpout drives it, against real ZooKeeper and kinesis-local. */
+import { createStream, listAllShards, putRecords, splitShard, type PutResult } from '../helpers/kinesisAdmin';
+import { idsOf, pumpAll, readJson, startServices, startSpout, stateBase, uniqueName, waitFor, type Services } from '../helpers/fixture';
+import type { Emit, StormDriver } from '../helpers/stormDriver';
+
+let services: Services;
+const drivers: StormDriver[] = [];
+
+beforeAll(async () => {
+  services = await startServices();
+});
+
+afterEach(async () => {
+  await Promise.all(drivers.splice(0).map((d) => d.stop(2_000)));
+});
+
+afterAll(async () => {
+  await services?.stop();
+});
+
+async function spout(stream: string, app: string, overrides: Record<string, unknown> = {}, options = {}): Promise<StormDriver> {
+  const driver = await startSpout(services, stream, app, overrides, options);
+  drivers.push(driver);
+  return driver;
+}
+
+function records(n: number, prefix = 'r', keys = 16): { partitionKey: string; data: string }[] {
+  return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % keys}`, data: JSON.stringify({ n: i, prefix }) }));
+}
+
+const idOf = (r: PutResult) => `${r.shardId}:${r.sequenceNumber}`;
+
+async function newStream(shards: number): Promise<string> {
+  const stream = uniqueName('stream');
+  await createStream(services.client, stream, shards);
+  return stream;
+}
+
+/** Collects every acked id; asserts nothing put is missing. */
+function expectAllDelivered(put: PutResult[], emits: Emit[]): void {
+  const seen = new Set(idsOf(emits));
+  const missing = put.map(idOf).filter((id) => !seen.has(id));
+  expect(missing).toEqual([]);
+}
+
+test('every record put is emitted once, with the declared tuple fields and a shard-tagged message id', async () => {
+  const stream = await newStream(2);
+  const put = await putRecords(services.client, stream, records(300));
+  const driver = await spout(stream, uniqueName('app'));
+  await driver.pump(() => new Set(idsOf(driver.emits)).size >= put.length, { timeoutMs: 30_000 });
+  expectAllDelivered(put, driver.emits);
+  expect(driver.emits).toHaveLength(put.length);
+  const byId = new Map(put.map((r, i) => [idOf(r), i]));
+  for (const emit of driver.emits) {
+    const [partitionKey, data, shardId, sequenceNumber, arrival] = emit.tuple;
+    const i = byId.get(emit.id)!;
+    expect(partitionKey).toBe(`key-${i % 16}`);
+    expect(JSON.parse(data as string)).toEqual({ n: i, prefix: 'r' });
+    expect(`${shardId}:${sequenceNumber}`).toBe(emit.id);
+    expect(typeof arrival).toBe('number');
+    expect(emit.frame.need_task_ids).toBe(false);
+    expect('task' in emit.frame).toBe(false);
+  }
+  expect(driver.errors).toEqual([]);
+});
+
+test('acks move the checkpoint; a restarted process resumes after it', async () => {
+  const stream = await newStream(1);
+  const app = uniqueName('app');
+  const first = await putRecords(services.client, stream, records(100));
+  const driver = await spout(stream, app);
+  await driver.pump(() => driver.emits.length >= first.length);
+  const [shardId] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);
+  const checkpoint = `${stateBase(stream, app)}/checkpoints/${shardId}`;
+  await waitFor('checkpoint after the last ack', async () => ((await readJson(services.inspector, checkpoint))?.position as { sequenceNumber?: string })?.sequenceNumber === first[99].sequenceNumber);
+  await driver.stop();
+
+  const second = await putRecords(services.client, stream, records(50, 's'));
+  const restarted = await spout(stream, app);
+  await restarted.pump(() => restarted.emits.length >= second.length);
+  await new Promise((r) => setTimeout(r, 500));
+  await restarted.next();
+  expect(idsOf(restarted.emits)).toEqual(second.map(idOf));
+});
+
+test('a process killed before its first checkpoint, with LATEST, loses nothing written after the first start', async () => {
+  const stream = await newStream(2);
+  const app = uniqueName('app');
+  await putRecords(services.client, stream, records(20, 'before'));
+  const driver = await spout(stream, app, { initialPosition: 'LATEST' });
+  await waitFor('leases taken', () => driver.logs.filter((l) => l.msg.includes('lease on')).length === 2);
+  const put = await putRecords(services.client, stream, records(60, 'after'));
+  // Emitted but never acked: no checkpoint has moved when the process dies.
+  await driver.pump(() => driver.emits.length >= 10, { onEmit: () => undefined });
+  driver.signal('SIGKILL');
+  await driver.exited;
+
+  const restarted = await spout(stream, app, { initialPosition: 'LATEST' });
+  await restarted.pump(() => new Set(idsOf(restarted.emits)).size >= put.length, { timeoutMs: 40_000 });
+  expectAllDelivered(put, restarted.emits);
+  expect(restarted.emits.map((e) => JSON.parse(e.tuple[1] as string).prefix)).not.toContain('before');
+});
+
+test('failed tuples are re-emitted with the same id until acked; a finite retry limit reports and skips', async () => {
+  const stream = await newStream(1);
+  const put = await putRecords(services.client, stream, records(30));
+  const driver = await spout(stream, uniqueName('app'), { retry: { initialBackoffMs: 10, maxBackoffMs: 50 } });
+  const failedOnce = new Set<string>();
+  const acked = new Set<string>();
+  await driver.pump(() => acked.size >= put.length, {
+    onEmit: async (emit) => {
+      if (!failedOnce.has(emit.id)) {
+        failedOnce.add(emit.id);
+        await driver.fail(emit.id);
+      } else {
+        acked.add(emit.id);
+        await driver.ack(emit.id);
+      }
+    },
+  });
+  expect([...acked].sort()).toEqual(put.map(idOf).sort());
+  expect(driver.emits).toHaveLength(2 * put.length);
+
+  const limited = await spout(stream, uniqueName('app'), { retry: { maxRetries: 1, initialBackoffMs: 10, maxBackoffMs: 50 } });
+  await limited.pump(() => limited.errors.length >= put.length, { onEmit: (emit) => limited.fail(emit.id) });
+  expect(limited.emits).toHaveLength(2 * put.length);
+  expect(limited.errors[0]).toMatch(/failed 2 time\(s\), over retry.maxRetries=1: skipped/);
+});
+
+test('two and three processes share a stream: every shard read, none by two processes at once, balanced', async () => {
+  const stream = await newStream(6);
+  const app = uniqueName('app');
+  const put = await putRecords(services.client, stream, records(600, 'r', 64));
+  const group = await Promise.all([1, 2, 3].map((taskId) => spout(stream, app, {}, { taskId, componentTasks: [1, 2, 3] })));
+  const emittedAt = new Map<string, { pid: number; at: number }[]>();
+  const all = () => group.flatMap((d) => d.emits);
+  await pumpAll(group, () => new Set(idsOf(all())).size >= put.length, 60_000, async (driver, emit) => {
+    const shard = emit.id.split(':')[0];
+    const list = emittedAt.get(shard) ?? [];
+    list.push({ pid: driver.pid, at: performance.now() });
+    emittedAt.set(shard, list);
+    await driver.ack(emit.id);
+  });
+  expectAllDelivered(put, all());
+  // One reader: per shard, the emits of different processes form disjoint time intervals.
+  for (const [shard, list] of emittedAt) {
+    const spans = new Map<number, [number, number]>();
+    for (const { pid, at } of list) {
+      const span = spans.get(pid) ?? [at, at];
+      spans.set(pid, [Math.min(span[0], at), Math.max(span[1], at)]);
+    }
+    const sorted = [...spans.values()].sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < sorted.length; i += 1) expect({ shard, overlap: sorted[i][0] < sorted[i - 1][1] }).toEqual({ shard, overlap: false });
+  }
+  const leases = async () => {
+    const base = stateBase(stream, app);
+    const names = await services.inspector.getChildren(`${base}/leases`);
+    const owners = await Promise.all(names.map(async (n) => (await readJson(services.inspector, `${base}/leases/${n}`))?.owner as string));
+    return owners;
+  };
+  const owners = await waitFor('balanced leases', async () => {
+    const list = await leases();
+    const counts = [...new Set(list)].map((o) => list.filter((x) => x === o).length);
+    return list.length === 6 && counts.length === 3 && Math.max(...counts) - Math.min(...counts) <= 1 ? list : undefined;
+  });
+  expect(new Set(owners).size).toBe(3);
+});
+
+test('deactivate, split, activate: the children are read, nothing lost, parent before child', async () => {
+  const stream = await newStream(1);
+  const app = uniqueName('app');
+  const before = await putRecords(services.client, stream, records(100, 'before'));
+  const driver = await spout(stream, app);
+  await driver.pump(() => driver.emits.length >= before.length);
+  await driver.deactivate();
+  const [parent] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);
+  const children = await splitShard(services.client, stream, parent);
+  const after = await putRecords(services.client, stream, records(200, 'after'));
+  expect(new Set(after.map((r) => r.shardId))).toEqual(new Set(children));
+  // Storm sends no next while deactivated; acks still arrive.
+  await driver.activate();
+  await driver.pump(() => new Set(idsOf(driver.emits)).size >= before.length + after.length, { timeoutMs: 30_000 });
+  expectAllDelivered([...before, ...after], driver.emits);
+  const finished = await services.inspector.getChildren(`${stateBase(stream, app)}/finished`);
+  expect(finished).toEqual([parent]);
+  const firstChild = driver.emits.findIndex((e) => children.includes(e.id.split(':')[0]));
+  expect(driver.emits.slice(firstChild).some((e) => e.id.startsWith(`${parent}:`))).toBe(false);
+});
+
+test.each(['SIGTERM', 'EOF'])('%s: checkpoints flushed, leases and membership given up, prompt exit', async (how) => {
+  const stream = await newStream(2);
+  const app = uniqueName('app');
+  const put = await putRecords(services.client, stream, records(80));
+  const driver = await spout(stream, app, { checkpointIntervalMs: 60_000 });
+  await driver.pump(() => driver.emits.length >= put.length);
+  const started = Date.now();
+  if (how === 'SIGTERM') driver.signal('SIGTERM');
+  else driver.closeStdin();
+  const exit = await driver.exited;
+  expect(exit.code).toBe(0);
+  expect(Date.now() - started).toBeLessThan(5_000);
+  const base = stateBase(stream, app);
+  expect(await services.inspector.getChildren(`${base}/leases`)).toEqual([]);
+  expect(await services.inspector.getChildren(`${base}/members`)).toEqual([]);
+  for (const shardId of new Set(put.map((r) => r.shardId))) {
+    const last = put.filter((r) => r.shardId === shardId).pop()!;
+    expect((await readJson(services.inspector, `${base}/checkpoints/${shardId}`))?.position).toEqual({ kind: 'AFTER', sequenceNumber: last.sequenceNumber });
+  }
+});
+
+test('a bad configuration exits non-zero with one message naming key, value and what is allowed', async () => {
+  const stream = await newStream(1);
+  const driver = await spout(stream, uniqueName('app'), { dataFormat: 'xml' });
+  const exit = await driver.exited;
+  expect(exit.code).toBe(1);
+  expect(driver.pid).toBeGreaterThan(0);
+  expect(driver.errors).toEqual(['bad configuration: kinesis.spout.dataFormat = "xml": allowed: "utf8", "base64", "json"']);
+  expect(driver.logs.map((l) => l.msg)).toContain(driver.errors[0]);
+  expect(driver.stderr.join('')).toBe('');
+});
+
+test('output fields that differ from the declared ones are a configuration error', async () => {
+  const stream = await newStream(1);
+  const driver = await spout(stream, uniqueName('app'), {}, { outputFields: ['partitionKey', 'data'] });
+  expect((await driver.exited).code).toBe(1);
+  expect(driver.errors[0]).toMatch(/kinesis.spout.outputFields = .*must equal the fields the topology declares/);
+});
+
+test('acks and fails for unknown ids, and garbage ids, are answered without error', async () => {
+  const stream = await newStream(1);
+  const driver = await spout(stream, uniqueName('app'));
+  await driver.ack('shardId-000000000099:123');
+  await driver.fail('nonsense');
+  await driver.command({ command: 'ack', id: 42 });
+  await driver.command({ command: 'bogus' });
+  const frames = driver.frames.filter((f) => f.command === 'sync');
+  expect(frames).toHaveLength(4);
+  expect(driver.errors).toEqual(['SpoutError[BAD_FRAME]: unknown command "bogus"']);
+});
