@@ -1,0 +1,96 @@
+/** Kinesis emulators (kinesis-local a.k.a. kinesis-mock, and kinesalite) as child processes. */
+import { ChildProcess } from 'node:child_process';
+import { get } from 'node:http';
+import { dirname, join } from 'node:path';
+import { freePort, scratchDir, spawnLogged, stopProcess, waitUntilReady } from './ports';
+
+export interface KinesisServer {
+  endpoint: string;
+  region: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 30_000;
+const REGION = 'us-east-1';
+
+/**
+ * Every resharding/stream-state transition in kinesis-mock is a timer (default
+ * 500ms). Values are Scala durations: "50ms" parses, a bare "50" is rejected.
+ */
+const TRANSITION = '50ms';
+const DURATION_VARIABLES = [
+  'CREATE_STREAM_DURATION',
+  'DELETE_STREAM_DURATION',
+  'MERGE_SHARDS_DURATION',
+  'SPLIT_SHARD_DURATION',
+  'UPDATE_SHARD_COUNT_DURATION',
+  'UPDATE_STREAM_MODE_DURATION',
+  'REGISTER_STREAM_CONSUMER_DURATION',
+  'DEREGISTER_STREAM_CONSUMER_DURATION',
+  'START_STREAM_ENCRYPTION_DURATION',
+  'STOP_STREAM_ENCRYPTION_DURATION',
+];
+
+export async function startKinesisLocal(): Promise<KinesisServer> {
+  const main = require.resolve('kinesis-local/main.js');
+  const port = await freePort();
+  let tlsPort = await freePort();
+  while (tlsPort === port) tlsPort = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    KINESIS_MOCK_PLAIN_PORT: String(port),
+    // The TLS listener cannot be turned off, so it needs a port and its certificate too.
+    KINESIS_MOCK_TLS_PORT: String(tlsPort),
+    KINESIS_MOCK_CERT_PATH: join(dirname(main), 'server.json'),
+    SHARD_LIMIT: '1000',
+    AWS_REGION: REGION,
+    // WARN keeps rejected requests (useful when a test fails) and drops the INFO startup chatter.
+    LOG_LEVEL: 'WARN',
+    SHOULD_PERSIST_DATA: 'false',
+  };
+  for (const name of DURATION_VARIABLES) env[name] = TRANSITION;
+
+  return launch('kinesis-local', process.execPath, [main], env, port, (status) => status === 200);
+}
+
+/** kinesalite keeps everything in memory (memdown) unless --path is given, so no native leveldown is needed. */
+export async function startKinesalite(): Promise<KinesisServer> {
+  const cli = require.resolve('kinesalite/cli.js');
+  const port = await freePort();
+  const args = [cli, '--port', String(port), '--createStreamMs', '0', '--deleteStreamMs', '0'];
+  args.push('--updateStreamMs', '0', '--shardLimit', '1000');
+  // kinesalite has no health endpoint; any HTTP answer means it is listening.
+  return launch('kinesalite', process.execPath, args, process.env, port, () => true);
+}
+
+async function launch(
+  name: string,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  healthy: (status: number) => boolean,
+): Promise<KinesisServer> {
+  const logFile = join(scratchDir(`${name}-`), `${name}.log`);
+  const endpoint = `http://127.0.0.1:${port}`;
+  const child: ChildProcess = spawnLogged(command, args, { env, logFile });
+  const probe = async () => {
+    const status = await httpStatus(`${endpoint}/healthcheck`);
+    return status !== undefined && healthy(status);
+  };
+  await waitUntilReady(`${name} on port ${port}`, child, logFile, probe, START_TIMEOUT_MS);
+  return { endpoint, region: REGION, logFile, stop: () => stopProcess(child) };
+}
+
+function httpStatus(url: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    // agent:false closes the socket afterwards, so no keep-alive handle outlives the probe.
+    const request = get(url, { agent: false, timeout: 1000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode);
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(undefined));
+  });
+}
