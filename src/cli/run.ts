@@ -1,6 +1,6 @@
 /**
- * Entry point run by Storm's ShellSpout: `node kinesis-spout.js [config.json]`. Speaks the multilang
- * protocol on stdin/stdout; stdout carries frames only, everything a human should see goes through `log`.
+ * The spout process: speaks the multilang protocol on stdin/stdout (stdout carries frames only; everything
+ * a human should see goes through `log`), wires configuration, Kinesis, ZooKeeper and the spout together.
  */
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadConfig, type SpoutConfig } from '../config/config';
 import { monotonicMs } from '../coordination/zk';
 import { describeError, ErrorCode, SpoutError } from '../errors';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { createKinesisClient } from '../kinesis/client';
 import { FrameDecoder } from '../multilang/frames';
 import { LogLevel, parseCommand, parseHandshake, StormOutput, taskPosition, type Handshake } from '../multilang/protocol';
@@ -44,6 +45,13 @@ function fatal(message: string): never {
   process.exit(1);
 }
 
+export interface RunOptions {
+  /** How the Kinesis client is made; benchmarks hand in a synthetic source. */
+  createKinesis?: (config: SpoutConfig) => KinesisClient;
+}
+
+let options: RunOptions = {};
+
 function onHandshake(body: string): void {
   const handshake = parseHandshake(body);
   // Storm waits for the pid with no timeout: answer before anything that could block.
@@ -59,7 +67,7 @@ function onHandshake(body: string): void {
   const task = taskPosition(handshake.context);
   coordinator = new Coordinator({
     config,
-    kinesis: createKinesisClient(config),
+    kinesis: (options.createKinesis ?? createKinesisClient)(config),
     logger,
     clock: monotonicMs,
     member: { taskIndex: task.index, host: hostname(), pid: process.pid },
@@ -112,7 +120,8 @@ async function shutdown(why: string): Promise<void> {
   process.exit(0);
 }
 
-function main(): void {
+export function runSpout(runOptions: RunOptions = {}): void {
+  options = runOptions;
   const decoder = new FrameDecoder();
   let handshaken = false;
   process.stdin.setEncoding('utf8');
@@ -142,4 +151,3 @@ function main(): void {
   process.on('unhandledRejection', (err) => out.log(`unhandled rejection: ${describeError(err)}`, LogLevel.Warn));
 }
 
-main();

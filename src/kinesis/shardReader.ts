@@ -15,12 +15,13 @@ const MIN_CALL_GAP_MS = 200;
 const ROOM_WAIT_MS = 50;
 
 export interface ShardReaderEvents {
+  /** Called after every successful GetRecords, with what it returned (possibly nothing). */
   records(records: KinesisRecord[]): void;
   /** The shard is closed and read to its end; `children` from ChildShards (may be empty on emulators). */
   end(children: string[]): void;
   /** The shard is not in the stream any more (expired past retention, or the stream was deleted). */
   gone(): void;
-  /** How many more records may be fetched now; the reader waits while this is 0. */
+  /** How many more records may be fetched now (asked right before each GetRecords); the reader waits while this is 0. */
   room(): number;
   log(level: LogLevel, message: string): void;
 }
@@ -101,10 +102,8 @@ export class ShardReader {
         const records = (response.Records ?? []).map(
           (r): KinesisRecord => ({ shardId, sequenceNumber: r.SequenceNumber!, partitionKey: r.PartitionKey!, data: r.Data ?? new Uint8Array(), arrivalMs: r.ApproximateArrivalTimestamp?.getTime() ?? 0 }),
         );
-        if (records.length > 0) {
-          this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
-          events.records(records);
-        }
+        if (records.length > 0) this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
+        events.records(records);
         if (!response.NextShardIterator) {
           events.end((response.ChildShards ?? []).map((c) => c.ShardId!).filter(Boolean));
           return;

@@ -293,6 +293,7 @@ export class Coordinator {
       idlePollIntervalMs: config.idlePollIntervalMs,
       events: {
         records: (records: KinesisRecord[]) => {
+          shard.reserved = 0;
           if (current()) shard.push(records);
         },
         end: (children) => {
@@ -307,7 +308,13 @@ export class Coordinator {
           shard.phase = { kind: 'draining' };
           this.shardList = undefined;
         },
-        room: () => (this.active && current() ? Math.min(config.shardBufferSize - shard.buffered, config.maxRecordsInMemory - this.inMemory()) : 0),
+        room: () => {
+          // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
+          shard.reserved = 0;
+          const room = this.active && current() ? Math.max(0, Math.min(config.shardBufferSize - shard.buffered, config.maxRecordsInMemory - this.inMemory(), config.maxRecordsPerRequest)) : 0;
+          shard.reserved = room;
+          return room;
+        },
         log: (level, message) => this.log(level, message),
       },
     });

@@ -29,6 +29,8 @@ export class OwnedShard {
   private bufferHead = 0;
   private retries: Retry[] = []; // binary min-heap on dueAt
   lastSequenceNumber: string | undefined;
+  /** Records a GetRecords in flight may still bring (counted against the memory cap). */
+  reserved = 0;
   readonly acquiredAt: number;
 
   constructor(readonly shardId: string, now: number) {
@@ -39,9 +41,9 @@ export class OwnedShard {
     return this.buffer.length - this.bufferHead;
   }
 
-  /** Records held in memory: prefetched plus in flight. */
+  /** Records held in memory (prefetched plus in flight) or on their way. */
   get inMemory(): number {
-    return this.buffered + this.inFlight.size;
+    return this.buffered + this.inFlight.size + this.reserved;
   }
 
   get pendingRetries(): number {

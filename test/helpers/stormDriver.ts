@@ -26,6 +26,10 @@ export interface DriverOptions {
   outputFields?: string[] | null;
   args?: string[];
   env?: NodeJS.ProcessEnv;
+  /** The script to run; default the built spout. */
+  script?: string;
+  /** Keep every emit and frame (default); benchmarks turn it off to measure, not hoard. */
+  keepHistory?: boolean;
 }
 
 const live = new Set<ChildProcess>();
@@ -47,8 +51,13 @@ export class StormDriver {
   private queue: Promise<unknown> = Promise.resolve();
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
+  private readonly keepHistory: boolean;
+  /** Emits seen, kept or not. */
+  emitCount = 0;
+
   private constructor(options: DriverOptions) {
-    this.child = spawn(process.execPath, [ENTRY_SCRIPT, ...(options.args ?? [])], {
+    this.keepHistory = options.keepHistory ?? true;
+    this.child = spawn(process.execPath, [options.script ?? ENTRY_SCRIPT, ...(options.args ?? [])], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
     });
@@ -84,7 +93,7 @@ export class StormDriver {
 
   private onFrame(body: string): void {
     const frame = JSON.parse(body) as Record<string, unknown>;
-    this.frames.push(frame);
+    if (this.keepHistory) this.frames.push(frame);
     if (typeof frame.pid === 'number') {
       this.pidWaiter?.(frame.pid);
       return;
@@ -92,7 +101,8 @@ export class StormDriver {
     switch (frame.command) {
       case 'emit': {
         const emit: Emit = { id: frame.id as string, tuple: frame.tuple as unknown[], stream: frame.stream as string | undefined, frame };
-        this.emits.push(emit);
+        this.emitCount += 1;
+        if (this.keepHistory) this.emits.push(emit);
         this.waiting?.emits.push(emit);
         break;
       }

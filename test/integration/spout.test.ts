@@ -237,3 +237,19 @@ test('acks and fails for unknown ids, and garbage ids, are answered without erro
   expect(frames).toHaveLength(4);
   expect(driver.errors).toEqual(['SpoutError[BAD_FRAME]: unknown command "bogus"']);
 });
+
+test('memory stays bounded: prefetched plus in-flight records never exceed maxRecordsInMemory', async () => {
+  const stream = await newStream(4);
+  const put = await putRecords(services.client, stream, records(400));
+  const cap = 50;
+  const driver = await spout(stream, uniqueName('app'), { maxRecordsInMemory: cap, maxRecordsPerRequest: 30 });
+  // Nothing acked: the spout can only emit what fits under the cap.
+  await driver.pump(() => driver.emits.length >= cap, { onEmit: () => undefined });
+  const settle = Date.now() + 1_500;
+  await driver.pump(() => Date.now() > settle, { onEmit: () => undefined });
+  expect(driver.emits.length).toBeLessThanOrEqual(cap);
+  // Acks free room: everything arrives in the end.
+  for (const emit of driver.emits) await driver.ack(emit.id);
+  await driver.pump(() => new Set(idsOf(driver.emits)).size >= put.length);
+  expectAllDelivered(put, driver.emits);
+});

@@ -1,0 +1,5 @@
+/** The real spout process with a synthetic record source, for protocol throughput and CPU per tuple. */
+import { runSpout } from '../src/cli/run';
+import { syntheticKinesis } from './syntheticKinesis';
+
+runSpout({ createKinesis: () => syntheticKinesis({ shards: Number(process.env.SYNTHETIC_SHARDS ?? 4), payloadBytes: Number(process.env.PAYLOAD_BYTES ?? 100) }) });
