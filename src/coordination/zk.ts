@@ -53,6 +53,8 @@ export class ZkSession {
   private state: ConnectionState = 'connecting';
   private lastHeardAt = -Infinity;
   private pinger: NodeJS.Timeout | undefined;
+  /** Paths with a children watch set and not fired yet: the client adds a listener per call, so arm once. */
+  private readonly childWatches = new Map<string, Set<() => void>>();
 
   private constructor(private readonly options: ZkSessionOptions) {
     this.clock = options.clock ?? monotonicMs;
@@ -168,17 +170,34 @@ export class ZkSession {
     });
   }
 
-  /** Children of `path`, [] when it does not exist. */
+  /** Children of `path`, [] when it does not exist. `watch` is called once, at the next change. */
   async getChildren(path: string, watch?: () => void): Promise<string[]> {
     const sentAt = this.clock();
+    let arm = false;
+    if (watch) {
+      const pending = this.childWatches.get(path);
+      if (pending) pending.add(watch);
+      else {
+        this.childWatches.set(path, new Set([watch]));
+        arm = true;
+      }
+    }
     return new Promise((resolve, reject) => {
       const callback = (err: unknown, children: string[]) => {
         if (!err) resolve(this.heard(sentAt, children));
         else if (zkCode(err) === Code.NO_NODE) resolve(this.heard(sentAt, []));
-        else reject(wrap(err, `getChildren ${path}`));
+        else {
+          if (arm) this.childWatches.delete(path);
+          reject(wrap(err, `getChildren ${path}`));
+        }
       };
-      if (watch) this.client.getChildren(path, () => watch(), callback);
-      else this.client.getChildren(path, callback);
+      if (arm) {
+        this.client.getChildren(path, () => {
+          const watchers = this.childWatches.get(path) ?? new Set();
+          this.childWatches.delete(path);
+          for (const w of watchers) w();
+        }, callback);
+      } else this.client.getChildren(path, callback);
     });
   }
 

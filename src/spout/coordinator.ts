@@ -42,6 +42,18 @@ interface SessionState {
 }
 
 const MAINTENANCE_MS = 100;
+const SLOW_ASSIGNMENT_MS = 2_000;
+
+/**
+ * True when other tasks know shards this listing does not: a finished shard without a listed child (the
+ * listing predates the reshard), or a lease on an unlisted shard. Tasks with different views would
+ * compute different shares and could leave a shard unread.
+ */
+export function listingIsStale(shards: readonly ShardNode[], finished: ReadonlySet<string>, leases: ReadonlyMap<string, string>): boolean {
+  const listed = new Set(shards.map((s) => s.shardId));
+  const parents = new Set(shards.flatMap((s) => s.parents));
+  return [...finished].some((id) => listed.has(id) && !parents.has(id)) || [...leases.keys()].some((id) => !listed.has(id));
+}
 
 export class Coordinator {
   readonly shards = new Map<string, OwnedShard>();
@@ -223,12 +235,21 @@ export class Coordinator {
   private async rebalance(): Promise<void> {
     const session = this.session;
     if (!session || !this.active || this.stopped || session.zk.connectionState !== 'connected') return;
+    const began = this.deps.clock();
+    try {
+      await this.assign(session);
+    } finally {
+      const took = this.deps.clock() - began;
+      if (took > SLOW_ASSIGNMENT_MS) this.log(LogLevel.Warn, `shard assignment took ${Math.round(took)} ms`);
+    }
+  }
+
+  private async assign(session: SessionState): Promise<void> {
     const { store } = session;
     const watch = () => this.scheduleRebalance();
     const [finished, leases, members] = await Promise.all([store.finishedShards(watch), store.leases(watch), store.members(watch)]);
     let shards = this.shardList;
-    // A finished shard without a listed child means the listing predates the reshard.
-    if (!shards || shards.some((s) => s.closed && finished.has(s.shardId) && !shards!.some((c) => c.parents.includes(s.shardId)))) {
+    if (!shards || listingIsStale(shards, finished, leases)) {
       shards = await listShards(this.deps.kinesis, this.stream);
       this.shardList = shards;
     }

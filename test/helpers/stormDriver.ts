@@ -16,6 +16,8 @@ export interface Emit {
   tuple: unknown[];
   stream?: string;
   frame: Record<string, unknown>;
+  /** How many log frames the process had sent before this emit (its own order). */
+  logsBefore: number;
 }
 
 export interface DriverOptions {
@@ -39,7 +41,7 @@ process.on('exit', () => {
 
 export class StormDriver {
   readonly emits: Emit[] = [];
-  readonly logs: { msg: string; level: number }[] = [];
+  readonly logs: { msg: string; level: number; at: number }[] = [];
   readonly errors: string[] = [];
   /** Every frame received, in order (for protocol assertions). */
   readonly frames: Record<string, unknown>[] = [];
@@ -100,14 +102,14 @@ export class StormDriver {
     }
     switch (frame.command) {
       case 'emit': {
-        const emit: Emit = { id: frame.id as string, tuple: frame.tuple as unknown[], stream: frame.stream as string | undefined, frame };
+        const emit: Emit = { id: frame.id as string, tuple: frame.tuple as unknown[], stream: frame.stream as string | undefined, frame, logsBefore: this.logs.length };
         this.emitCount += 1;
         if (this.keepHistory) this.emits.push(emit);
         this.waiting?.emits.push(emit);
         break;
       }
       case 'log':
-        this.logs.push({ msg: frame.msg as string, level: frame.level as number });
+        this.logs.push({ msg: frame.msg as string, level: frame.level as number, at: Date.now() });
         break;
       case 'error':
         this.errors.push(frame.msg as string);
@@ -194,6 +196,6 @@ export class StormDriver {
   }
 
   logText(): string {
-    return this.logs.map((l) => `[${l.level}] ${l.msg}`).join('\n') + (this.stderr.length ? `\nstderr: ${this.stderr.join('')}` : '');
+    return this.logs.map((l) => `${new Date(l.at).toISOString().slice(11, 23)} [${l.level}] ${l.msg}`).join('\n') + (this.stderr.length ? `\nstderr: ${this.stderr.join('')}` : '');
   }
 }

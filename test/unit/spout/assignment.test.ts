@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { planLeases, readableShards, shareTargets, type ShardNode } from '../../../src/spout/assignment';
 import { startPosition, type Bootstrap } from '../../../src/spout/positions';
+import { listingIsStale } from '../../../src/spout/coordinator';
 
 const shard = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });
 
@@ -102,5 +103,17 @@ describe('startPosition', () => {
   it('TRIM_HORIZON and timestamps apply to every shard retained at the first start', () => {
     expect(decide('old', boot('TRIM_HORIZON'))).toEqual({ kind: 'TRIM_HORIZON' });
     expect(decide('old', boot({ atTimestamp: '2020-01-01T00:00:00Z' }))).toEqual({ kind: 'AT_TIMESTAMP', timestampMs: Date.parse('2020-01-01T00:00:00Z') });
+  });
+});
+
+describe('listingIsStale', () => {
+  it('is stale when a finished shard has no listed child, or a leased shard is not listed', () => {
+    const listing = [shard('p'), shard('q')];
+    expect(listingIsStale(listing, new Set(), new Map([['p', 'a']]))).toBe(false);
+    expect(listingIsStale(listing, new Set(['p']), new Map())).toBe(true);
+    expect(listingIsStale([...listing, shard('c', ['p'])], new Set(['p']), new Map())).toBe(false);
+    expect(listingIsStale(listing, new Set(), new Map([['c', 'a']]))).toBe(true);
+    // A finished shard that expired from the stream is simply not listed: nothing to refresh.
+    expect(listingIsStale(listing, new Set(['gone']), new Map())).toBe(false);
   });
 });

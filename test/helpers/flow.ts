@@ -1,0 +1,166 @@
+/**
+ * A running system under test: spout processes pumped side by side as Storm tasks, a producer putting
+ * keyed records, and the evidence the invariants are checked on (first deliveries, who emitted which
+ * shard when, duplicates).
+ */
+import { putRecords, type PutResult } from './kinesisAdmin';
+import { spoutConf, type Services } from './fixture';
+import { StormDriver, type Emit } from './stormDriver';
+
+export interface Delivery {
+  at: number;
+  pid: number;
+}
+
+export class Flow {
+  readonly spouts: StormDriver[] = [];
+  readonly put: { id: string; key: string; at: number }[] = [];
+  readonly firstDelivery = new Map<string, Delivery>();
+  /**
+   * Per shard, per tenure (a process between two of its own "lease on <shard> taken" logs): first and
+   * last emit time. Two tenures of different processes must not overlap: one reader at a time.
+   */
+  readonly emitSpans = new Map<string, Map<string, [number, number]>>();
+  private readonly tenures = new Map<StormDriver, { logsSeen: number; takes: Map<string, number> }>();
+  emitted = 0;
+  private pumps: Promise<boolean>[] = [];
+  private stopped = false;
+  private producing: Promise<void> | undefined;
+  private stopProducing = false;
+  private nextRecord = 0;
+
+  constructor(
+    private readonly services: Services,
+    readonly stream: string,
+    readonly app: string,
+    /** Spout configuration overrides for processes added from now on. */
+    readonly overrides: Record<string, unknown> = {},
+    private readonly keys = 32,
+  ) {}
+
+  /** Starts one more spout process (a Storm task) and pumps it until the flow stops or the process dies. */
+  async addSpout(taskIndex = this.spouts.length + 1): Promise<StormDriver> {
+    const driver = await StormDriver.start({ conf: { 'kinesis.spout': spoutConf(this.services, this.stream, this.app, this.overrides) }, taskId: taskIndex, componentTasks: [taskIndex] });
+    this.spouts.push(driver);
+    this.pumps.push(driver.pump(() => this.stopped, { timeoutMs: 600_000, onEmit: (emit) => this.onEmit(driver, emit) }));
+    return driver;
+  }
+
+  private async onEmit(driver: StormDriver, emit: Emit): Promise<void> {
+    const at = performance.now();
+    this.emitted += 1;
+    if (!this.firstDelivery.has(emit.id)) this.firstDelivery.set(emit.id, { at, pid: driver.pid });
+    const shard = emit.id.split(':')[0];
+    const tenure = `${driver.pid}#${this.takesBefore(driver, emit, shard)}`;
+    const spans = this.emitSpans.get(shard) ?? new Map<string, [number, number]>();
+    const span = spans.get(tenure);
+    spans.set(tenure, span ? [span[0], at] : [at, at]);
+    this.emitSpans.set(shard, spans);
+    await driver.ack(emit.id);
+  }
+
+  private takesBefore(driver: StormDriver, emit: Emit, shard: string): number {
+    const state = this.tenures.get(driver) ?? { logsSeen: 0, takes: new Map<string, number>() };
+    this.tenures.set(driver, state);
+    for (; state.logsSeen < emit.logsBefore; state.logsSeen += 1) {
+      const taken = /^lease on (\S+) taken/.exec(driver.logs[state.logsSeen].msg);
+      if (taken) state.takes.set(taken[1], (state.takes.get(taken[1]) ?? 0) + 1);
+    }
+    return state.takes.get(shard) ?? 0;
+  }
+
+  /** Processes that emitted from `shard`. */
+  readersOf(shard: string): number[] {
+    return [...new Set([...(this.emitSpans.get(shard)?.keys() ?? [])].map((tenure) => Number(tenure.split('#')[0])))];
+  }
+
+  /** First emit of `shard` by a process other than `pid`, after `since`. */
+  firstEmitByOthers(shard: string, pid: number, since: number): number | undefined {
+    const starts = [...(this.emitSpans.get(shard) ?? [])].filter(([tenure, span]) => !tenure.startsWith(`${pid}#`) && span[0] >= since).map(([, span]) => span[0]);
+    return starts.length ? Math.min(...starts) : undefined;
+  }
+
+  /** Puts `n` records (keys round robin) in batches; resolves when they are all in the stream. */
+  async putBatch(n: number): Promise<PutResult[]> {
+    const records = Array.from({ length: n }, () => {
+      const i = this.nextRecord++;
+      return { partitionKey: `key-${i % this.keys}`, data: JSON.stringify({ i }) };
+    });
+    const results = await putRecords(this.services.client, this.stream, records);
+    const at = performance.now();
+    results.forEach((r, j) => this.put.push({ id: `${r.shardId}:${r.sequenceNumber}`, key: records[j].partitionKey, at }));
+    return results;
+  }
+
+  /** Keeps putting small batches until stopProducer(). */
+  startProducer(batch = 50, pauseMs = 100): void {
+    this.producing = (async () => {
+      while (!this.stopProducing) {
+        await this.putBatch(batch);
+        await new Promise((r) => setTimeout(r, pauseMs));
+      }
+    })();
+  }
+
+  async stopProducer(): Promise<void> {
+    this.stopProducing = true;
+    await this.producing;
+  }
+
+  missing(): string[] {
+    return this.put.filter((p) => !this.firstDelivery.has(p.id)).map((p) => p.id);
+  }
+
+  async waitAllDelivered(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.missing().length > 0) {
+      if (Date.now() > deadline) throw new Error(`${this.missing().length} of ${this.put.length} records never delivered, e.g. ${this.missing().slice(0, 3).join(', ')}\n${this.logs()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.stopProducer();
+    await Promise.all(this.pumps);
+    await Promise.all(this.spouts.map((s) => s.stop(3_000)));
+  }
+
+  /** For each partition key, first deliveries in the order the records were put. */
+  orderViolations(): string[] {
+    const byKey = new Map<string, string[]>();
+    for (const p of this.put) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p.id]);
+    const violations: string[] = [];
+    for (const [key, ids] of byKey) {
+      for (let i = 1; i < ids.length; i += 1) {
+        const a = this.firstDelivery.get(ids[i - 1]);
+        const b = this.firstDelivery.get(ids[i]);
+        if (a && b && b.at < a.at) violations.push(`${key}: ${ids[i]} delivered before ${ids[i - 1]}`);
+      }
+    }
+    return violations;
+  }
+
+  /** Shards emitted by two processes over overlapping tenures. */
+  concurrentReaders(): string[] {
+    const overlaps: string[] = [];
+    for (const [shard, spans] of this.emitSpans) {
+      const sorted = [...spans.entries()].sort((a, b) => a[1][0] - b[1][0]);
+      for (let i = 1; i < sorted.length; i += 1) {
+        for (let j = 0; j < i; j += 1) {
+          const [a, b] = [sorted[j], sorted[i]];
+          if (a[0].split('#')[0] !== b[0].split('#')[0] && b[1][0] < a[1][1]) overlaps.push(`${shard}: ${a[0]} ${JSON.stringify(a[1])} and ${b[0]} ${JSON.stringify(b[1])}`);
+        }
+      }
+    }
+    return overlaps;
+  }
+
+  duplicates(): number {
+    return this.emitted - this.firstDelivery.size;
+  }
+
+  logs(): string {
+    return this.spouts.map((s) => `--- spout pid ${s.pid}\n${s.logText()}`).join('\n');
+  }
+}
