@@ -6,6 +6,7 @@ import { configSchema, type TupleField } from './schema';
 
 export type InitialPosition = 'LATEST' | 'TRIM_HORIZON' | { atTimestamp: string };
 export type DataFormat = 'utf8' | 'base64' | 'json';
+export type Ordering = 'parents-acked' | 'parents-emitted' | 'none';
 
 export interface SpoutConfig {
   streamName?: string;
@@ -18,6 +19,7 @@ export interface SpoutConfig {
   outputFields: TupleField[];
   outputStream: string;
   dataFormat: DataFormat;
+  ordering: Ordering;
   zookeeper: { connect: string; sessionTimeoutMs: number; root: string };
   maxEmitPerNext: number;
   maxRecordsPerRequest: number;

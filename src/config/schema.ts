@@ -48,6 +48,10 @@ export const configSchema = {
         root: { type: 'string', pattern: '^/[^\\s]*$', default: '/kinesis-spout', description: 'Root znode; state lives under `<root>/<applicationName>/<streamName>/`.' },
       },
     },
+    ordering: {
+      type: 'string', enum: ['parents-acked', 'parents-emitted', 'none'], default: 'parents-acked',
+      description: 'When a child shard may be read: once every parent is read and acked (`SHARD_END`: per-key order kept), once every parent record was emitted (lower latency, order kept only for first emits), or at once (`none`: no order across a reshard).',
+    },
     maxEmitPerNext: { type: 'integer', minimum: 1, maximum: 10_000, default: 100, description: 'Most tuples emitted in reply to one `next`.' },
     maxRecordsPerRequest: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000, description: '`Limit` of each `GetRecords` call.' },
     idlePollIntervalMs: positiveMs('Pause between `GetRecords` calls on a shard that is caught up (a shard with a backlog is read back to back, at most 5 calls/s).', 1_000, 200),

@@ -3,6 +3,7 @@
  *   bootstrap              persistent  first start time, initial position, stream identity, shards at start
  *   checkpoints/<shardId>  persistent  where the shard resumes: {position}; SHARD_END once read and acked
  *   finished/<shardId>     persistent  marker created with SHARD_END, watched so every task learns at once
+ *   ended/<shardId>        persistent  every record emitted (only with ordering "parents-emitted"), watched
  *   leases/<shardId>       ephemeral   who reads the shard now: {owner}
  *   members/<memberId>     ephemeral   the live spout tasks
  * Every stored value is JSON with a version field `v`.
@@ -43,6 +44,8 @@ function decode<T extends { v: number }>(path: string, data: Buffer): T {
   return value;
 }
 
+const KINDS = ['checkpoints', 'finished', 'ended', 'leases', 'members'] as const;
+
 export function basePath(root: string, applicationName: string, streamName: string): string {
   return `${root.replace(/\/+$/, '')}/${applicationName}/${streamName}`;
 }
@@ -54,12 +57,12 @@ export class CoordinationStore {
     readonly memberId: string,
   ) {}
 
-  private path(kind: 'checkpoints' | 'finished' | 'leases' | 'members', id: string): string {
+  private path(kind: (typeof KINDS)[number], id: string): string {
     return `${this.base}/${kind}/${id}`;
   }
 
   async ensureLayout(): Promise<void> {
-    for (const kind of ['checkpoints', 'finished', 'leases', 'members']) await this.zk.mkdirp(`${this.base}/${kind}`);
+    for (const kind of KINDS) await this.zk.mkdirp(`${this.base}/${kind}`);
   }
 
   /** Creates the bootstrap record if none exists (exactly one start wins) and returns the stored one. */
@@ -102,6 +105,26 @@ export class CoordinationStore {
 
   async finishedShards(watch?: () => void): Promise<Set<string>> {
     return new Set(await this.zk.getChildren(`${this.base}/finished`, watch));
+  }
+
+  /** Marks a closed shard as fully emitted (its records may still be in flight). */
+  async markEnded(shardId: string): Promise<void> {
+    await this.zk.create(this.path('ended', shardId), encode({ v: 1, endedAt: new Date().toISOString() }), 'persistent');
+  }
+
+  async endedShards(watch?: () => void): Promise<Set<string>> {
+    return new Set(await this.zk.getChildren(`${this.base}/ended`, watch));
+  }
+
+  /** Every shard with a checkpoint, finished or ended marker (to find those the stream no longer has). */
+  async recordedShards(): Promise<Set<string>> {
+    const lists = await Promise.all((['checkpoints', 'finished', 'ended'] as const).map((kind) => this.zk.getChildren(`${this.base}/${kind}`)));
+    return new Set(lists.flat());
+  }
+
+  /** Removes what is stored about a shard that expired from the stream. */
+  async forgetShard(shardId: string): Promise<void> {
+    for (const kind of ['ended', 'finished', 'checkpoints'] as const) await this.zk.remove(this.path(kind, shardId), -1);
   }
 
   /** Creating the ephemeral node is taking the lease; false when another task holds it. */

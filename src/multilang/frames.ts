@@ -15,7 +15,8 @@ export class FrameDecoder {
       const line = text.slice(start, nl);
       start = nl + 1;
       if (line === 'end' || line === 'end\r') {
-        frames.push(this.lines.join('\n'));
+        // Storm's frames are single lines: skip the join for them.
+        frames.push(this.lines.length === 1 ? this.lines[0] : this.lines.join('\n'));
         this.lines = [];
       } else {
         this.lines.push(line);

@@ -8,13 +8,14 @@ export interface ShardNode {
 }
 
 /**
- * Shards that may be read now: not finished, and every parent finished or gone from the (unfiltered)
- * listing (expired). A child is never read while a parent still has unacked records: per-key order.
+ * Shards that may be read now: not finished, and every parent done with or gone from the (unfiltered)
+ * listing (expired). By default a parent is done when finished (read and acked): a child is never read
+ * while a parent still has unacked records, which keeps per-key order.
  */
-export function readableShards(shards: readonly ShardNode[], isFinished: (shardId: string) => boolean): string[] {
+export function readableShards(shards: readonly ShardNode[], isFinished: (shardId: string) => boolean, isParentDone: (shardId: string) => boolean = isFinished): string[] {
   const listed = new Set(shards.map((s) => s.shardId));
   return shards
-    .filter((s) => !isFinished(s.shardId) && s.parents.every((p) => !listed.has(p) || isFinished(p)))
+    .filter((s) => !isFinished(s.shardId) && s.parents.every((p) => !listed.has(p) || isParentDone(p)))
     .map((s) => s.shardId);
 }
 

@@ -66,6 +66,8 @@ export class Coordinator {
   private rebalanceAgain = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly flushing = new Set<string>();
+  /** Recorded shards missing from the last unfiltered listing. */
+  private missingBefore = new Set<string>();
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.stream = { streamName: streamNameOf(deps.config), streamArn: deps.config.streamArn };
@@ -247,11 +249,18 @@ export class Coordinator {
   private async assign(session: SessionState): Promise<void> {
     const { store } = session;
     const watch = () => this.scheduleRebalance();
-    const [finished, leases, members] = await Promise.all([store.finishedShards(watch), store.leases(watch), store.members(watch)]);
+    const ordering = this.deps.config.ordering;
+    const [finished, leases, members, ended] = await Promise.all([
+      store.finishedShards(watch),
+      store.leases(watch),
+      store.members(watch),
+      ordering === 'parents-emitted' ? store.endedShards(watch) : new Set<string>(),
+    ]);
     let shards = this.shardList;
     if (!shards || listingIsStale(shards, finished, leases)) {
       shards = await listShards(this.deps.kinesis, this.stream);
       this.shardList = shards;
+      if (members[0] === store.memberId) void this.forgetExpired(session, shards);
     }
     if (this.session !== session) return;
 
@@ -261,7 +270,9 @@ export class Coordinator {
         this.forget(shard);
       }
     }
-    const readable = readableShards(shards, (id) => this.isFinished(session, finished, id));
+    const isFinished = (id: string) => this.isFinished(session, finished, id);
+    const parentDone = ordering === 'none' ? () => true : ordering === 'parents-emitted' ? (id: string) => ended.has(id) || isFinished(id) : isFinished;
+    const readable = readableShards(shards, isFinished, parentDone);
     const plan = planLeases({ readable, leases, members, me: store.memberId });
     for (const shardId of plan.release) {
       const shard = this.shards.get(shardId);
@@ -275,6 +286,24 @@ export class Coordinator {
         want -= 1;
         await this.startShard(session, shardId);
       }
+    }
+  }
+
+  /**
+   * Drops what ZooKeeper holds about shards the stream no longer lists (expired after retention), so the
+   * state does not grow as the stream reshards for months. A shard must be missing from two unfiltered
+   * listings in a row; one task (the first member) does it.
+   */
+  private async forgetExpired(session: SessionState, listing: readonly ShardNode[]): Promise<void> {
+    try {
+      const listed = new Set(listing.map((s) => s.shardId));
+      const missing = [...(await session.store.recordedShards())].filter((id) => !listed.has(id) && !this.shards.has(id));
+      const confirmed = missing.filter((id) => this.missingBefore.has(id));
+      this.missingBefore = new Set(missing);
+      for (const shardId of confirmed) await session.store.forgetShard(shardId);
+      if (confirmed.length > 0) this.log(LogLevel.Info, `forgot ${confirmed.length} shard(s) no longer in the stream: ${confirmed.join(', ')}`);
+    } catch (err) {
+      this.log(LogLevel.Warn, `cleaning up expired shards failed: ${describeError(err)}`);
     }
   }
 
@@ -319,15 +348,13 @@ export class Coordinator {
         },
         end: (children) => {
           if (!current()) return;
-          this.log(LogLevel.Info, `${shard.shardId} read to its end${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`);
-          shard.phase = { kind: 'draining' };
-          this.shardList = undefined;
+          this.log(LogLevel.Info, `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`);
+          this.drain(shard);
         },
         gone: () => {
           if (!current()) return;
           this.log(LogLevel.Warn, `${shard.shardId} is not in the stream any more (expired or deleted); finishing it`);
-          shard.phase = { kind: 'draining' };
-          this.shardList = undefined;
+          this.drain(shard);
         },
         room: () => {
           // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
@@ -339,6 +366,12 @@ export class Coordinator {
         log: (level, message) => this.log(level, message),
       },
     });
+  }
+
+  private drain(shard: OwnedShard): void {
+    shard.phase = { kind: 'draining' };
+    shard.endedAt = this.deps.clock();
+    this.shardList = undefined;
   }
 
   /** Hand a shard over: stop reading, wait a bounded time for in-flight acks, checkpoint, release. */
@@ -356,6 +389,13 @@ export class Coordinator {
     if (!session) return;
     const now = this.deps.clock();
     for (const shard of this.shards.values()) {
+      if (this.deps.config.ordering === 'parents-emitted' && shard.phase.kind === 'draining' && shard.buffered === 0 && !shard.endAnnounced) {
+        shard.endAnnounced = true;
+        session.store.markEnded(shard.shardId).catch((err) => {
+          shard.endAnnounced = false;
+          this.log(LogLevel.Warn, `could not mark ${shard.shardId} as fully emitted: ${describeError(err)}`);
+        });
+      }
       if (shard.drained) {
         shard.phase = { kind: 'closing' };
         void this.finish(session, shard);
@@ -373,7 +413,8 @@ export class Coordinator {
       if (this.session !== session) return;
       this.shards.delete(shard.shardId);
       if (done) {
-        this.log(LogLevel.Info, `${shard.shardId} finished: SHARD_END written, lease released`);
+        const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.deps.clock() - shard.endedAt)} ms after its end was reached`;
+        this.log(LogLevel.Info, `reshard: ${shard.shardId} finished: SHARD_END written${waited}, lease released; its children may be read`);
       } else {
         this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (checkpoint changed under us); releasing the lease, the next holder finishes it`);
         await session.store.releaseLease(shard.shardId);
@@ -389,7 +430,8 @@ export class Coordinator {
     try {
       await this.writeCheckpoint(session, shard);
       await session.store.releaseLease(shard.shardId);
-      this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'}; ${shard.inFlight.size} record(s) left in flight`);
+      const held = Math.round(this.deps.clock() - shard.acquiredAt);
+      this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`);
     } catch (err) {
       this.log(LogLevel.Warn, `releasing ${shard.shardId} failed: ${describeError(err)}; dropping it (the lease goes with our session if it is gone)`);
     } finally {

@@ -29,9 +29,15 @@ export class OwnedShard {
   private bufferHead = 0;
   private retries: Retry[] = []; // binary min-heap on dueAt
   lastSequenceNumber: string | undefined;
+  /** With ordering "parents-emitted": the ended marker was written, children may start. */
+  endAnnounced = false;
   /** Records a GetRecords in flight may still bring (counted against the memory cap). */
   reserved = 0;
   readonly acquiredAt: number;
+  /** Records fetched while this process held the shard. */
+  fetched = 0;
+  /** When the end of the shard was reached (monotonic ms). */
+  endedAt: number | undefined;
 
   constructor(readonly shardId: string, now: number) {
     this.acquiredAt = now;
@@ -57,6 +63,7 @@ export class OwnedShard {
 
   push(records: KinesisRecord[]): void {
     for (const record of records) this.buffer.push(record);
+    this.fetched += records.length;
     this.lastSequenceNumber = records[records.length - 1]?.sequenceNumber ?? this.lastSequenceNumber;
   }
 

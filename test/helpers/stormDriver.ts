@@ -30,6 +30,8 @@ export interface DriverOptions {
   env?: NodeJS.ProcessEnv;
   /** The script to run; default the built spout. */
   script?: string;
+  /** Node options before the script (e.g. `--cpu-prof` when profiling). */
+  nodeOptions?: string[];
   /** Keep every emit and frame (default); benchmarks turn it off to measure, not hoard. */
   keepHistory?: boolean;
 }
@@ -59,7 +61,7 @@ export class StormDriver {
 
   private constructor(options: DriverOptions) {
     this.keepHistory = options.keepHistory ?? true;
-    this.child = spawn(process.execPath, [options.script ?? ENTRY_SCRIPT, ...(options.args ?? [])], {
+    this.child = spawn(process.execPath, [...(options.nodeOptions ?? []), options.script ?? ENTRY_SCRIPT, ...(options.args ?? [])], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
     });

@@ -253,3 +253,49 @@ test('memory stays bounded: prefetched plus in-flight records never exceed maxRe
   await driver.pump(() => new Set(idsOf(driver.emits)).size >= put.length);
   expectAllDelivered(put, driver.emits);
 });
+
+describe('when children may be read (ordering)', () => {
+  /** Reads a split stream acking nothing from the parent: which children's records come out? */
+  async function childrenEmittedWhileParentUnacked(ordering: string): Promise<number> {
+    const stream = await newStream(1);
+    const [parent] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);
+    await putRecords(services.client, stream, records(40, 'parent'));
+    const children = await splitShard(services.client, stream, parent);
+    await putRecords(services.client, stream, records(40, 'child'));
+    const driver = await spout(stream, uniqueName('app'), { ordering });
+    const fromChildren = () => driver.emits.filter((e) => children.includes(e.id.split(':')[0])).length;
+    const settle = Date.now() + 4_000;
+    await driver.pump(() => Date.now() > settle || fromChildren() >= 40, {
+      onEmit: (emit) => (emit.id.startsWith(`${parent}:`) ? undefined : driver.ack(emit.id)),
+    });
+    expect(driver.emits.filter((e) => e.id.startsWith(`${parent}:`))).toHaveLength(40);
+    return fromChildren();
+  }
+
+  test('parents-acked (default): no child record while a parent record is unacked', async () => {
+    expect(await childrenEmittedWhileParentUnacked('parents-acked')).toBe(0);
+  });
+
+  test('parents-emitted: children once every parent record was emitted', async () => {
+    expect(await childrenEmittedWhileParentUnacked('parents-emitted')).toBe(40);
+  });
+
+  test('none: children at once', async () => {
+    expect(await childrenEmittedWhileParentUnacked('none')).toBe(40);
+  });
+});
+
+test('what ZooKeeper holds about shards gone from the stream is removed after two listings', async () => {
+  const stream = await newStream(1);
+  const app = uniqueName('app');
+  const base = stateBase(stream, app);
+  const driver = await spout(stream, app, { shardSyncIntervalMs: 1_000 });
+  await waitFor('lease taken', () => driver.logs.some((l) => l.msg.startsWith('lease on')));
+  const ghost = 'shardId-000000099999';
+  for (const kind of ['checkpoints', 'finished']) await services.inspector.create(`${base}/${kind}/${ghost}`, Buffer.from('{"v":1}'), 'persistent');
+  await driver.pump(() => driver.logs.some((l) => l.msg.includes(`forgot 1 shard(s) no longer in the stream: ${ghost}`)), { timeoutMs: 15_000 });
+  expect(await services.inspector.getChildren(`${base}/checkpoints`)).not.toContain(ghost);
+  expect(await services.inspector.getChildren(`${base}/finished`)).toEqual([]);
+  // The live shard's checkpoint is kept.
+  expect(await services.inspector.getChildren(`${base}/checkpoints`)).toHaveLength(1);
+});

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { InFlight, retryDelayMs } from '../../../src/spout/inFlight';
 import { OwnedShard } from '../../../src/spout/ownedShard';
+import { compareSequence } from '../../../src/spout/positions';
 
 describe('InFlight checkpoint rule', () => {
   it('the watermark is the highest emitted record below which every record is acked, in any ack order', () => {
@@ -81,5 +82,17 @@ describe('OwnedShard', () => {
     shard.inFlight.ack('1');
     expect(shard.inMemory).toBe(1);
     expect(shard.committable()).toEqual({ kind: 'AFTER', sequenceNumber: '1' });
+  });
+});
+
+describe('compareSequence', () => {
+  it('orders decimal sequence numbers as BigInt does', () => {
+    const digits = fc.bigInt({ min: 0n, max: 2n ** 200n }).map((n) => n.toString());
+    fc.assert(
+      fc.property(digits, digits, (a, b) => {
+        const expected = BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0;
+        expect(compareSequence(a, b)).toBe(expected);
+      }),
+    );
   });
 });
