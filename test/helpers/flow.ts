@@ -47,7 +47,8 @@ export class Flow {
   }
 
   private async onEmit(driver: StormDriver, emit: Emit): Promise<void> {
-    const at = performance.now();
+    // When the process emitted it, not when this loop got to it (acks of earlier emits take time).
+    const at = emit.receivedAt;
     this.emitted += 1;
     if (!this.firstDelivery.has(emit.id)) this.firstDelivery.set(emit.id, { at, pid: driver.pid });
     const shard = emit.id.split(':')[0];

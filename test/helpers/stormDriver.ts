@@ -18,6 +18,8 @@ export interface Emit {
   frame: Record<string, unknown>;
   /** How many log frames the process had sent before this emit (its own order). */
   logsBefore: number;
+  /** performance.now() when the frame arrived: when the process emitted it, give or take a pipe. */
+  receivedAt: number;
 }
 
 export interface DriverOptions {
@@ -71,6 +73,8 @@ export class StormDriver {
       this.waiting?.resolve(this.waiting.emits);
       done({ code, signal });
     }));
+    // Writing to a process that just died fails with EPIPE; its exit resolves the pending command.
+    this.child.stdin!.on('error', () => undefined);
     const decoder = new FrameDecoder();
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (chunk: string) => {
@@ -104,7 +108,7 @@ export class StormDriver {
     }
     switch (frame.command) {
       case 'emit': {
-        const emit: Emit = { id: frame.id as string, tuple: frame.tuple as unknown[], stream: frame.stream as string | undefined, frame, logsBefore: this.logs.length };
+        const emit: Emit = { id: frame.id as string, tuple: frame.tuple as unknown[], stream: frame.stream as string | undefined, frame, logsBefore: this.logs.length, receivedAt: performance.now() };
         this.emitCount += 1;
         if (this.keepHistory) this.emits.push(emit);
         this.waiting?.emits.push(emit);
