@@ -75,6 +75,18 @@ function onHandshake(body: string): void {
   spout = new KinesisSpout(config, coordinator, logger, monotonicMs);
   out.log(`kinesis-shell-spout task ${task.index + 1}/${task.count} reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`);
   coordinator.start();
+  setInterval(() => logStats(config), config.statsIntervalMs).unref();
+}
+
+function logStats(config: SpoutConfig): void {
+  if (!spout || !coordinator || stopping) return;
+  const c = spout.counters;
+  const io = coordinator.io;
+  out.log(
+    `stats: emitted=${c.emitted} reemitted=${c.reemitted} acked=${c.acked} failed=${c.failed} skipped=${c.skipped} ignoredAcks=${c.ignoredAcks} ` +
+      `shards=${coordinator.shards.size} inMemory=${coordinator.inMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} ` +
+      `rssMiB=${Math.round(process.memoryUsage.rss() / 2 ** 20)} intervalMs=${config.statsIntervalMs}`,
+  );
 }
 
 function onCommand(body: string): void {

@@ -61,6 +61,7 @@ export const configSchema = {
     rebalanceIntervalMs: positiveMs('How often a task re-checks shard ownership even without a ZooKeeper watch firing.', 2_000, 100),
     shardSyncIntervalMs: positiveMs('How often the shard list is refreshed with `ListShards` (jittered).', 30_000, 1_000),
     handoffTimeoutMs: positiveMs('How long a task giving a shard away waits for its in-flight acks before checkpointing and releasing.', 5_000, 0),
+    statsIntervalMs: positiveMs('How often cumulative counters (tuples, Kinesis calls, checkpoint writes, shards held, records in memory) are logged.', 60_000, 100),
     retry: {
       type: 'object',
       additionalProperties: false,

@@ -21,6 +21,8 @@ export interface ShardReaderEvents {
   end(children: string[]): void;
   /** The shard is not in the stream any more (expired past retention, or the stream was deleted). */
   gone(): void;
+  /** Called before each GetRecords (for the counters). */
+  requested(): void;
   /** How many more records may be fetched now (asked right before each GetRecords); the reader waits while this is 0. */
   room(): number;
   log(level: LogLevel, message: string): void;
@@ -93,6 +95,7 @@ export class ShardReader {
         await sleep(this.lastCallAt + MIN_CALL_GAP_MS - performance.now(), this.signal);
         if (this.signal.aborted) return;
         this.lastCallAt = performance.now();
+        events.requested();
         const response = await this.options.kinesis.send(
           new GetRecordsCommand({ ShardIterator: iterator, Limit: Math.min(this.options.maxRecordsPerRequest, room), StreamARN: this.options.stream.streamArn }),
           { abortSignal: this.signal },

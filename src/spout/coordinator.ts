@@ -55,8 +55,15 @@ export function listingIsStale(shards: readonly ShardNode[], finished: ReadonlyS
   return [...finished].some((id) => listed.has(id) && !parents.has(id)) || [...leases.keys()].some((id) => !listed.has(id));
 }
 
+export interface IoCounters {
+  getRecords: number;
+  listShards: number;
+  checkpointWrites: number;
+}
+
 export class Coordinator {
   readonly shards = new Map<string, OwnedShard>();
+  readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
   private readonly stream: StreamRef;
   private session: SessionState | undefined;
   private shardList: ShardNode[] | undefined;
@@ -161,7 +168,7 @@ export class Coordinator {
       const store = new CoordinationStore(zk, basePath(config.zookeeper.root, config.applicationName, this.stream.streamName), memberId);
       await store.ensureLayout();
       const identity = await describeStream(this.deps.kinesis, this.stream);
-      const shards = await listShards(this.deps.kinesis, this.stream);
+      const shards = await this.listShards();
       this.shardList = shards;
       const bootstrap = await store.bootstrap({
         v: 1,
@@ -258,7 +265,7 @@ export class Coordinator {
     ]);
     let shards = this.shardList;
     if (!shards || listingIsStale(shards, finished, leases)) {
-      shards = await listShards(this.deps.kinesis, this.stream);
+      shards = await this.listShards();
       this.shardList = shards;
       if (members[0] === store.memberId) void this.forgetExpired(session, shards);
     }
@@ -364,8 +371,16 @@ export class Coordinator {
           return room;
         },
         log: (level, message) => this.log(level, message),
+        requested: () => {
+          this.io.getRecords += 1;
+        },
       },
     });
+  }
+
+  private listShards(): Promise<ShardNode[]> {
+    this.io.listShards += 1;
+    return listShards(this.deps.kinesis, this.stream);
   }
 
   private drain(shard: OwnedShard): void {
@@ -410,6 +425,7 @@ export class Coordinator {
     try {
       await this.waitForFlush(shard.shardId);
       const done = shard.stored !== undefined && (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber));
+      this.io.checkpointWrites += 1;
       if (this.session !== session) return;
       this.shards.delete(shard.shardId);
       if (done) {
@@ -467,6 +483,7 @@ export class Coordinator {
         if (result === 'conflict') throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shard.shardId} keeps changing under us`, { retriable: true });
       }
       shard.stored = result;
+      this.io.checkpointWrites += 1;
     } finally {
       this.flushing.delete(shard.shardId);
     }

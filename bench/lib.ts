@@ -1,0 +1,58 @@
+/** What the benchmark sections share: summaries, process CPU and memory readings, spout configuration. */
+import { readFileSync } from 'node:fs';
+import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
+
+export interface Summary {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
+
+export function summarize(values: number[]): Summary {
+  const sorted = [...values].sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return { median: round(sorted[Math.floor(sorted.length / 2)] ?? NaN), min: round(sorted[0] ?? NaN), max: round(sorted[sorted.length - 1] ?? NaN), n: sorted.length };
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const CLOCK_TICKS = 100; // USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s
+
+export function cpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+}
+
+/** Peak resident memory of a live process, in MiB. */
+export function peakRssMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The spout's `kinesis.spout` conf for a benchmark: defaults except what names the servers. */
+export function benchConf(zk: ZooKeeperServer, kinesis: { endpoint: string; region: string } | undefined, streamName: string, applicationName: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    'kinesis.spout': {
+      streamName,
+      applicationName,
+      region: kinesis?.region ?? 'us-east-1',
+      ...(kinesis ? { endpoint: kinesis.endpoint } : {}),
+      initialPosition: 'TRIM_HORIZON',
+      zookeeper: { connect: zk.connectString, root: '/bench' },
+      ...overrides,
+    },
+  };
+}
+
+/** Parses the spout's last `stats:` log line into numbers. */
+export function lastStats(logs: { msg: string }[]): Record<string, number> | undefined {
+  const line = [...logs].reverse().find((l) => l.msg.startsWith('stats: '));
+  if (!line) return undefined;
+  return Object.fromEntries(line.msg.slice(7).split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)]));
+}

@@ -1,0 +1,100 @@
+/**
+ * Protocol throughput and CPU per tuple: the spout (real process, real ZooKeeper, synthetic record source)
+ * beside the ceiling (a process that only answers the protocol), on the same Storm-shaped driver (every
+ * ack a round trip waiting for its sync), alternating in one run.
+ */
+import { build } from 'esbuild';
+import { join } from 'node:path';
+import { StormDriver } from '../test/helpers/stormDriver';
+import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
+import { benchConf, cpuMicros, peakRssMiB, summarize, type Summary } from './lib';
+
+const BATCH = 100;
+
+export interface Run {
+  tuplesPerSecond: number;
+  cpuMicrosPerTuple: number;
+  peakRssMiB: number;
+}
+
+export async function buildSyntheticSpout(root: string): Promise<string> {
+  const outfile = join(root, 'bench/.build/synthetic-spout.js');
+  await build({ entryPoints: [join(root, 'bench/syntheticSpout.ts')], outfile, bundle: true, platform: 'node', target: 'node18', logLevel: 'warning' });
+  return outfile;
+}
+
+/** Pumps `script` for `seconds` after a warm-up, acking every tuple; throughput, CPU and memory of the process. */
+export async function measureProcess(script: string, conf: Record<string, unknown>, env: Record<string, string>, seconds: number): Promise<Run> {
+  const driver = await StormDriver.start({ script, conf, keepHistory: false, env });
+  try {
+    let acked = 0;
+    const onEmit = async (emit: { id: string }) => {
+      await driver.ack(emit.id);
+      acked += 1;
+    };
+    if (!(await driver.pump(() => acked > 0, { timeoutMs: 30_000, onEmit }))) throw new Error(`no tuple from ${script}\n${driver.logText()}`);
+    const warm = Date.now() + 1_000;
+    await driver.pump(() => Date.now() > warm, { onEmit });
+    const cpu0 = cpuMicros(driver.pid);
+    const count0 = acked;
+    const t0 = performance.now();
+    const end = Date.now() + seconds * 1_000;
+    await driver.pump(() => Date.now() > end, { timeoutMs: seconds * 1_000 + 5_000, onEmit });
+    const elapsed = (performance.now() - t0) / 1_000;
+    const tuples = acked - count0;
+    return { tuplesPerSecond: Math.round(tuples / elapsed), cpuMicrosPerTuple: Math.round((cpuMicros(driver.pid) - cpu0) / tuples), peakRssMiB: peakRssMiB(driver.pid) };
+  } finally {
+    await driver.stop(3_000);
+  }
+}
+
+export interface ProtocolFigures {
+  payloadBytes: number;
+  ceiling: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary };
+  spout: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary };
+  spoutToCeiling: Summary;
+}
+
+export async function protocolBench(root: string, zk: ZooKeeperServer, rounds: number, seconds: number, log: (line: string) => void): Promise<ProtocolFigures[]> {
+  const spoutScript = await buildSyntheticSpout(root);
+  const ceilingScript = join(root, 'bench/ceiling.mjs');
+  const figures: ProtocolFigures[] = [];
+  for (const payload of [100, 1024]) {
+    const runs: Record<'ceiling' | 'spout', Run[]> = { ceiling: [], spout: [] };
+    for (let round = 0; round < rounds; round += 1) {
+      const order = round % 2 === 0 ? (['ceiling', 'spout'] as const) : (['spout', 'ceiling'] as const);
+      for (const target of order) {
+        const conf = benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${payload}-${round}`, { maxEmitPerNext: BATCH, maxRecordsPerRequest: 10_000, shardBufferSize: 20_000, maxRecordsInMemory: 100_000 });
+        const run = await measureProcess(target === 'ceiling' ? ceilingScript : spoutScript, conf, { PAYLOAD_BYTES: String(payload), CEILING_BATCH: String(BATCH) }, seconds);
+        runs[target].push(run);
+        log(`protocol ${payload} B round ${round + 1} ${target}: ${run.tuplesPerSecond} tuples/s, ${run.cpuMicrosPerTuple} us CPU/tuple`);
+      }
+    }
+    figures.push({
+      payloadBytes: payload,
+      ceiling: { tuplesPerSecond: summarize(runs.ceiling.map((r) => r.tuplesPerSecond)), cpuMicrosPerTuple: summarize(runs.ceiling.map((r) => r.cpuMicrosPerTuple)) },
+      spout: { tuplesPerSecond: summarize(runs.spout.map((r) => r.tuplesPerSecond)), cpuMicrosPerTuple: summarize(runs.spout.map((r) => r.cpuMicrosPerTuple)) },
+      spoutToCeiling: summarize(runs.spout.map((s, i) => s.tuplesPerSecond / runs.ceiling[i].tuplesPerSecond)),
+    });
+  }
+  return figures;
+}
+
+export interface ScalingFigures {
+  shards: number;
+  tuplesPerSecond: number;
+  peakRssMiB: number;
+}
+
+/** The spout alone, default settings, synthetic shards: how throughput and memory change with shards held. */
+export async function scalingBench(root: string, zk: ZooKeeperServer, seconds: number, log: (line: string) => void): Promise<ScalingFigures[]> {
+  const script = await buildSyntheticSpout(root);
+  const figures: ScalingFigures[] = [];
+  for (const shards of [1, 16, 64]) {
+    const conf = benchConf(zk, undefined, 'synthetic', `scaling-${process.pid}-${shards}`);
+    const run = await measureProcess(script, conf, { PAYLOAD_BYTES: '1024', SYNTHETIC_SHARDS: String(shards) }, seconds);
+    figures.push({ shards, tuplesPerSecond: run.tuplesPerSecond, peakRssMiB: run.peakRssMiB });
+    log(`scaling ${shards} shard(s): ${run.tuplesPerSecond} tuples/s, peak RSS ${run.peakRssMiB} MiB`);
+  }
+  return figures;
+}
