@@ -3,13 +3,31 @@
  * beside the ceiling (a process that only answers the protocol), on the same Storm-shaped driver (every
  * ack a round trip waiting for its sync), alternating in one run.
  */
+import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
 import { benchConf, cpuMicros, peakRssMiB, summarize, type Summary } from './lib';
 
 const BATCH = 100;
+const STORM_VERSION = '2.8.1';
+
+/** storm.js from Maven Central (org.apache.storm:multilang-javascript), unpacked under bench/.build. */
+function fetchStormJs(root: string): string | undefined {
+  const dir = join(root, 'bench/.build');
+  const stormJs = join(dir, 'resources/storm.js');
+  if (existsSync(stormJs)) return stormJs;
+  try {
+    mkdirSync(dir, { recursive: true });
+    execFileSync('mvn', ['-q', 'dependency:copy', `-Dartifact=org.apache.storm:multilang-javascript:${STORM_VERSION}`, `-DoutputDirectory=${dir}`], { stdio: 'ignore' });
+    execFileSync('jar', ['xf', `multilang-javascript-${STORM_VERSION}.jar`, 'resources/storm.js'], { cwd: dir });
+    return stormJs;
+  } catch {
+    return undefined;
+  }
+}
 
 export interface Run {
   tuplesPerSecond: number;
@@ -48,33 +66,47 @@ export async function measureProcess(script: string, conf: Record<string, unknow
   }
 }
 
+type Target = 'ceiling' | 'stormjs' | 'spout';
+
 export interface ProtocolFigures {
   payloadBytes: number;
   ceiling: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary };
+  stormjs?: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary };
   spout: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary };
   spoutToCeiling: Summary;
+  stormjsToCeiling?: Summary;
 }
 
 export async function protocolBench(root: string, zk: ZooKeeperServer, rounds: number, seconds: number, log: (line: string) => void): Promise<ProtocolFigures[]> {
-  const spoutScript = await buildSyntheticSpout(root);
-  const ceilingScript = join(root, 'bench/ceiling.mjs');
+  const stormJs = fetchStormJs(root);
+  if (!stormJs) log('storm.js could not be fetched from Maven Central: measuring without it');
+  const scripts: Partial<Record<Target, string>> = {
+    ceiling: join(root, 'bench/ceiling.mjs'),
+    spout: await buildSyntheticSpout(root),
+    ...(stormJs ? { stormjs: join(root, 'bench/stormjsSpout.js') } : {}),
+  };
+  const targets = Object.keys(scripts) as Target[];
   const figures: ProtocolFigures[] = [];
   for (const payload of [100, 1024]) {
-    const runs: Record<'ceiling' | 'spout', Run[]> = { ceiling: [], spout: [] };
+    const runs: Record<Target, Run[]> = { ceiling: [], stormjs: [], spout: [] };
     for (let round = 0; round < rounds; round += 1) {
-      const order = round % 2 === 0 ? (['ceiling', 'spout'] as const) : (['spout', 'ceiling'] as const);
+      // A different order each round, so drift in the machine's load does not favour one target.
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
       for (const target of order) {
         const conf = benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${payload}-${round}`, { maxEmitPerNext: BATCH, maxRecordsPerRequest: 10_000, shardBufferSize: 20_000, maxRecordsInMemory: 100_000 });
-        const run = await measureProcess(target === 'ceiling' ? ceilingScript : spoutScript, conf, { PAYLOAD_BYTES: String(payload), CEILING_BATCH: String(BATCH) }, seconds);
+        const run = await measureProcess(scripts[target]!, conf, { PAYLOAD_BYTES: String(payload), CEILING_BATCH: String(BATCH), STORM_JS: stormJs ?? '' }, seconds);
         runs[target].push(run);
         log(`protocol ${payload} B round ${round + 1} ${target}: ${run.tuplesPerSecond} tuples/s, ${run.cpuMicrosPerTuple} us CPU/tuple`);
       }
     }
+    const figuresOf = (list: Run[]) => ({ tuplesPerSecond: summarize(list.map((r) => r.tuplesPerSecond)), cpuMicrosPerTuple: summarize(list.map((r) => r.cpuMicrosPerTuple)) });
+    const ratio = (list: Run[]) => summarize(list.map((r, i) => r.tuplesPerSecond / runs.ceiling[i].tuplesPerSecond));
     figures.push({
       payloadBytes: payload,
-      ceiling: { tuplesPerSecond: summarize(runs.ceiling.map((r) => r.tuplesPerSecond)), cpuMicrosPerTuple: summarize(runs.ceiling.map((r) => r.cpuMicrosPerTuple)) },
-      spout: { tuplesPerSecond: summarize(runs.spout.map((r) => r.tuplesPerSecond)), cpuMicrosPerTuple: summarize(runs.spout.map((r) => r.cpuMicrosPerTuple)) },
-      spoutToCeiling: summarize(runs.spout.map((s, i) => s.tuplesPerSecond / runs.ceiling[i].tuplesPerSecond)),
+      ceiling: figuresOf(runs.ceiling),
+      spout: figuresOf(runs.spout),
+      spoutToCeiling: ratio(runs.spout),
+      ...(stormJs ? { stormjs: figuresOf(runs.stormjs), stormjsToCeiling: ratio(runs.stormjs) } : {}),
     });
   }
   return figures;

@@ -28,9 +28,12 @@ function sections(r: Report): string[] {
   const out = [`Measured ${r.date.slice(0, 10)} on ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGiB} GiB, Node ${r.node}, commit ${r.commit}: medians (min–max, n runs).`, ''];
   if (r.protocol) {
     out.push('**Protocol** (synthetic records, every ack a round trip; ceiling = a process that only answers the protocol):', '');
-    out.push('| payload | ceiling tuples/s | spout tuples/s | spout / ceiling | ceiling µs CPU/tuple | spout µs CPU/tuple |', '|---|---|---|---|---|---|');
+    const pct = (s: Summary) => `${Math.round(s.median * 100)} % (${Math.round(s.min * 100)}–${Math.round(s.max * 100)} %)`;
+    out.push('| payload | process | tuples/s | of the ceiling | µs CPU per tuple |', '|---|---|---|---|---|');
     for (const p of r.protocol) {
-      out.push(`| ${p.payloadBytes} B | ${range(p.ceiling.tuplesPerSecond)} | ${range(p.spout.tuplesPerSecond)} | ${Math.round(p.spoutToCeiling.median * 100)} % (${Math.round(p.spoutToCeiling.min * 100)}–${Math.round(p.spoutToCeiling.max * 100)} %) | ${p.ceiling.cpuMicrosPerTuple.median} | ${p.spout.cpuMicrosPerTuple.median} |`);
+      out.push(`| ${p.payloadBytes} B | ceiling | ${range(p.ceiling.tuplesPerSecond)} | 100 % | ${range(p.ceiling.cpuMicrosPerTuple)} |`);
+      if (p.stormjs && p.stormjsToCeiling) out.push(`| ${p.payloadBytes} B | storm.js (Storm's library) | ${range(p.stormjs.tuplesPerSecond)} | ${pct(p.stormjsToCeiling)} | ${range(p.stormjs.cpuMicrosPerTuple)} |`);
+      out.push(`| ${p.payloadBytes} B | **kinesis-shell-spout** | ${range(p.spout.tuplesPerSecond)} | ${pct(p.spoutToCeiling)} | ${range(p.spout.cpuMicrosPerTuple)} |`);
     }
     out.push('');
   }

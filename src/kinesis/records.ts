@@ -15,9 +15,11 @@ export function messageId(shardId: string, sequenceNumber: string): string {
 }
 
 /** Splits `<shardId>:<sequenceNumber>[:<sub>]`; undefined for anything else. */
+const MESSAGE_ID = /^([^:]+):(\d+)(?::\d+)?$/;
+
 export function parseMessageId(id: unknown): { shardId: string; sequenceNumber: string } | undefined {
   if (typeof id !== 'string') return undefined;
-  const match = /^([^:]+):(\d+)(?::\d+)?$/.exec(id);
+  const match = MESSAGE_ID.exec(id);
   return match ? { shardId: match[1], sequenceNumber: match[2] } : undefined;
 }
 

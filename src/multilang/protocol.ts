@@ -107,10 +107,11 @@ export class StormOutput {
     this.send({ pid });
   }
 
+  /** The hot path: the frame is written as text, without building an object per tuple. */
   emit(id: string, tuple: unknown[], stream: string): void {
-    const frame: Record<string, unknown> = { command: 'emit', id, tuple, need_task_ids: false };
-    if (stream !== 'default') frame.stream = stream;
-    this.send(frame);
+    const streamField = stream === 'default' ? '' : `,"stream":${JSON.stringify(stream)}`;
+    this.pending += `{"command":"emit","id":${JSON.stringify(id)},"tuple":${JSON.stringify(tuple)}${streamField},"need_task_ids":false}\nend\n`;
+    if (!this.inCommand) this.flush();
   }
 
   log(msg: string, level: LogLevel = LogLevel.Info): void {

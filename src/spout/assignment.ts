@@ -80,3 +80,14 @@ export function planLeases(input: { readable: readonly string[]; leases: Readonl
   }
   return { candidates: byPreference(free), want: target - mine.length, release: [] };
 }
+
+/**
+ * True when other tasks know shards this listing does not: a finished shard without a listed child (the
+ * listing predates the reshard), or a lease on an unlisted shard. Tasks with different views would
+ * compute different shares and could leave a shard unread.
+ */
+export function listingIsStale(shards: readonly ShardNode[], finished: ReadonlySet<string>, leases: ReadonlyMap<string, string>): boolean {
+  const listed = new Set(shards.map((s) => s.shardId));
+  const parents = new Set(shards.flatMap((s) => s.parents));
+  return [...finished].some((id) => listed.has(id) && !parents.has(id)) || [...leases.keys()].some((id) => !listed.has(id));
+}

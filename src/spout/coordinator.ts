@@ -13,7 +13,7 @@ import type { KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
 import { describeStream, listShards, type StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
-import { planLeases, readableShards, type ShardNode } from './assignment';
+import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
 import { OwnedShard } from './ownedShard';
 import { describePosition, isNotBehind, startPosition, type Bootstrap, type Position } from './positions';
 
@@ -43,17 +43,6 @@ interface SessionState {
 
 const MAINTENANCE_MS = 100;
 const SLOW_ASSIGNMENT_MS = 2_000;
-
-/**
- * True when other tasks know shards this listing does not: a finished shard without a listed child (the
- * listing predates the reshard), or a lease on an unlisted shard. Tasks with different views would
- * compute different shares and could leave a shard unread.
- */
-export function listingIsStale(shards: readonly ShardNode[], finished: ReadonlySet<string>, leases: ReadonlyMap<string, string>): boolean {
-  const listed = new Set(shards.map((s) => s.shardId));
-  const parents = new Set(shards.flatMap((s) => s.parents));
-  return [...finished].some((id) => listed.has(id) && !parents.has(id)) || [...leases.keys()].some((id) => !listed.has(id));
-}
 
 export interface IoCounters {
   getRecords: number;

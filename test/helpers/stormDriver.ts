@@ -109,6 +109,8 @@ export class StormDriver {
     switch (frame.command) {
       case 'emit': {
         const emit: Emit = { id: frame.id as string, tuple: frame.tuple as unknown[], stream: frame.stream as string | undefined, frame, logsBefore: this.logs.length, receivedAt: performance.now() };
+        // As ShellSpout does: an emit that does not say need_task_ids:false is answered with its task ids.
+        if (frame.need_task_ids !== false) this.write([2]);
         this.emitCount += 1;
         if (this.keepHistory) this.emits.push(emit);
         this.waiting?.emits.push(emit);

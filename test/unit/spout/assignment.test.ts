@@ -1,7 +1,6 @@
 import fc from 'fast-check';
-import { planLeases, readableShards, shareTargets, type ShardNode } from '../../../src/spout/assignment';
+import { listingIsStale, planLeases, readableShards, shareTargets, type ShardNode } from '../../../src/spout/assignment';
 import { startPosition, type Bootstrap } from '../../../src/spout/positions';
-import { listingIsStale } from '../../../src/spout/coordinator';
 
 const shard = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });
 
