@@ -59,7 +59,7 @@ export const configSchema = {
     maxRecordsInMemory: { type: 'integer', minimum: 1, default: 20_000, description: 'Cap on buffered plus in-flight records per process; readers pause at it.' },
     checkpointIntervalMs: positiveMs('How often changed checkpoints are written to ZooKeeper (also on deactivate and exit).', 2_000, 10),
     rebalanceIntervalMs: positiveMs('How often a task re-checks shard ownership even without a ZooKeeper watch firing.', 2_000, 100),
-    shardSyncIntervalMs: positiveMs('How often the shard list is refreshed with `ListShards` (jittered).', 30_000, 1_000),
+    shardSyncIntervalMs: positiveMs('How often `ListShards` looks for shards no reader saw appear (jittered; past the highest known shard id, a full listing every 5th time).', 30_000, 1_000),
     handoffTimeoutMs: positiveMs('How long a task giving a shard away waits for its in-flight acks before checkpointing and releasing.', 5_000, 0),
     statsIntervalMs: positiveMs('How often cumulative counters (tuples, Kinesis calls, checkpoint writes, shards held, records in memory) are logged.', 60_000, 100),
     retry: {

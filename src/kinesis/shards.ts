@@ -31,6 +31,16 @@ export async function listShards(kinesis: KinesisClient, stream: StreamRef, abor
   return shards;
 }
 
+/**
+ * Shards created after `lastShardId` (shard ids grow with each reshard): a cheap check for new shards.
+ * A filtered listing never says a shard expired.
+ */
+export async function listShardsAfter(kinesis: KinesisClient, stream: StreamRef, lastShardId: string): Promise<ShardNode[]> {
+  const input = { ExclusiveStartShardId: lastShardId, ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }) };
+  const page = await kinesis.send(new ListShardsCommand(input));
+  return (page.Shards ?? []).map(toNode);
+}
+
 export async function describeStream(kinesis: KinesisClient, stream: StreamRef): Promise<StreamIdentity> {
   const input = stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName };
   const { StreamDescriptionSummary: summary } = await kinesis.send(new DescribeStreamSummaryCommand(input));

@@ -11,7 +11,7 @@ import { ZkSession, type Clock } from '../coordination/zk';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
-import { describeStream, listShards, type StreamRef } from '../kinesis/shards';
+import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
 import { OwnedShard } from './ownedShard';
@@ -43,6 +43,7 @@ interface SessionState {
 
 const MAINTENANCE_MS = 100;
 const SLOW_ASSIGNMENT_MS = 2_000;
+const FULL_LISTING_EVERY = 5;
 
 export interface IoCounters {
   getRecords: number;
@@ -64,6 +65,7 @@ export class Coordinator {
   private readonly flushing = new Set<string>();
   /** Recorded shards missing from the last unfiltered listing. */
   private missingBefore = new Set<string>();
+  private syncs = 0;
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.stream = { streamName: streamNameOf(deps.config), streamArn: deps.config.streamArn };
@@ -81,10 +83,7 @@ export class Coordinator {
     this.every(config.checkpointIntervalMs, () => void this.flushCheckpoints());
     this.every(config.rebalanceIntervalMs, () => this.scheduleRebalance());
     // Jittered so that many tasks do not list shards in step.
-    this.every(config.shardSyncIntervalMs * (0.8 + Math.random() * 0.4), () => {
-      this.shardList = undefined;
-      this.scheduleRebalance();
-    });
+    this.every(config.shardSyncIntervalMs * (0.8 + Math.random() * 0.4), () => void this.syncShards());
   }
 
   private every(ms: number, task: () => void): void {
@@ -365,6 +364,28 @@ export class Coordinator {
         },
       },
     });
+  }
+
+  /**
+   * Catches shards no reader saw appear: usually a cheap look past the highest known shard id, every
+   * FULL_LISTING_EVERY-th time a full listing (the only kind that may show a shard expired).
+   */
+  private async syncShards(): Promise<void> {
+    this.syncs += 1;
+    const known = this.shardList;
+    if (!known || known.length === 0 || this.syncs % FULL_LISTING_EVERY === 0) {
+      this.shardList = undefined;
+    } else {
+      try {
+        this.io.listShards += 1;
+        const last = known.map((s) => s.shardId).sort().pop()!;
+        if ((await listShardsAfter(this.deps.kinesis, this.stream, last)).length > 0) this.shardList = undefined;
+      } catch (err) {
+        this.log(LogLevel.Warn, `checking for new shards failed: ${describeError(err)}`);
+        return;
+      }
+    }
+    if (this.shardList === undefined) this.scheduleRebalance();
   }
 
   private listShards(): Promise<ShardNode[]> {

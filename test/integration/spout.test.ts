@@ -293,7 +293,7 @@ test('what ZooKeeper holds about shards gone from the stream is removed after tw
   await waitFor('lease taken', () => driver.logs.some((l) => l.msg.startsWith('lease on')));
   const ghost = 'shardId-000000099999';
   for (const kind of ['checkpoints', 'finished']) await services.inspector.create(`${base}/${kind}/${ghost}`, Buffer.from('{"v":1}'), 'persistent');
-  await driver.pump(() => driver.logs.some((l) => l.msg.includes(`forgot 1 shard(s) no longer in the stream: ${ghost}`)), { timeoutMs: 15_000 });
+  await driver.pump(() => driver.logs.some((l) => l.msg.includes(`forgot 1 shard(s) no longer in the stream: ${ghost}`)), { timeoutMs: 30_000 });
   expect(await services.inspector.getChildren(`${base}/checkpoints`)).not.toContain(ghost);
   expect(await services.inspector.getChildren(`${base}/finished`)).toEqual([]);
   // The live shard's checkpoint is kept.
