@@ -424,7 +424,7 @@ export class Coordinator {
       if (shard.drained) {
         shard.phase = { kind: 'closing' };
         void this.finish(session, shard);
-      } else if (shard.phase.kind === 'releasing' && (shard.inFlight.size === 0 || now >= shard.phase.deadline)) {
+      } else if (shard.phase.kind === 'releasing' && (shard.handedOver || now >= shard.phase.deadline)) {
         shard.phase = { kind: 'closing' };
         void this.release(session, shard);
       }

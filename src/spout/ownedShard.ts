@@ -122,9 +122,18 @@ export class OwnedShard {
     return top;
   }
 
-  /** Forgets pending re-emits: a shard being handed over re-emits nothing more (the taker re-reads). */
+  /** Failed records that will not be re-emitted here: the shard is being handed over (the taker re-reads them). */
+  abandoned = 0;
+
+  /** Forgets pending re-emits: a shard being handed over re-emits nothing more. */
   dropRetries(): void {
+    this.abandoned += this.retries.length;
     this.retries = [];
+  }
+
+  /** Handing over: every in-flight record is acked, or failed and left to the taker. */
+  get handedOver(): boolean {
+    return this.phase.kind === 'releasing' && this.inFlight.size <= this.abandoned;
   }
 
   /** Where the checkpoint may move now: after the highest record below which everything is acked. */

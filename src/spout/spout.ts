@@ -41,7 +41,10 @@ export class KinesisSpout {
     const coordinator = this.coordinator;
     if (!coordinator.isActive || coordinator.shards.size === 0) return;
     const now = this.clock();
-    if (coordinator.trustedUntil() <= now) return;
+    if (coordinator.trustedUntil() <= now) {
+      this.warnOnce('trust', `not emitting from ${coordinator.shards.size} shard(s): ZooKeeper has not confirmed this process's session recently enough to trust its leases`);
+      return;
+    }
     const shards = [...coordinator.shards.values()].filter((s) => s.emitting);
     let budget = this.config.maxEmitPerNext;
     // Round robin, one record per shard per turn, so one busy shard cannot starve the others.
@@ -98,6 +101,7 @@ export class KinesisSpout {
     }
     // A shard being handed over re-emits nothing: the next holder re-reads from the checkpoint.
     if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry));
+    else shard.abandoned += 1;
     const heldFor = now - entry.firstFailedAt;
     if (heldFor >= retry.warnAfterMs) {
       this.warnOnce(

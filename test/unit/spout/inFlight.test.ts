@@ -96,3 +96,22 @@ describe('compareSequence', () => {
     );
   });
 });
+
+describe('OwnedShard hand-over', () => {
+  const record = (n: number) => ({ shardId: 's', sequenceNumber: String(n), partitionKey: 'k', data: new Uint8Array(), arrivalMs: 0 });
+
+  it('is handed over once every in-flight record is acked or failed and left to the taker', () => {
+    const shard = new OwnedShard('s', 0);
+    shard.push([record(1), record(2), record(3)]);
+    for (let i = 0; i < 3; i += 1) shard.takeNext(0);
+    shard.scheduleRetry('1', 10);
+    shard.phase = { kind: 'releasing', deadline: 100, reason: 'test' };
+    shard.dropRetries();
+    expect(shard.handedOver).toBe(false);
+    shard.inFlight.ack('2');
+    expect(shard.handedOver).toBe(false);
+    shard.abandoned += 1; // record 3 failed while releasing
+    expect(shard.handedOver).toBe(true);
+    expect(shard.committable()).toBeUndefined();
+  });
+});
