@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every benchmark in one run on this machine, results in bench/results/<date>.json and
  * the README's benchmark section regenerated from them. BENCH_SECTIONS=protocol,scaling,... picks some;
- * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted).
+ * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted); BENCH_ROUNDS and BENCH_SECONDS
+ * override the protocol section's repetitions.
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
   };
   try {
     const has = (section: string) => SECTIONS.includes(section);
-    if (has('protocol')) report.protocol = await protocolBench(ROOT, zk, QUICK ? 1 : 5, QUICK ? 1 : 5, log);
+    if (has('protocol')) report.protocol = await protocolBench(ROOT, zk, Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5)), Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5)), log);
     if (has('scaling')) report.scaling = await scalingBench(ROOT, zk, QUICK ? 1 : 5, log);
     if (has('reshard') || has('failover') || has('latency') || has('cost') || has('throughput')) {
       await withEmulator(startKinesisLocal, async (server, client) => {
