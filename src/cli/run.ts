@@ -6,12 +6,13 @@ import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type SpoutConfig } from '../config/config';
+import { checkOutputFields, kryoWarning } from '../config/stormChecks';
 import { monotonicMs } from '../coordination/zk';
-import { describeError, ErrorCode, SpoutError } from '../errors';
+import { describeError } from '../errors';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { createKinesisClient } from '../kinesis/client';
 import { FrameDecoder } from '../multilang/frames';
-import { LogLevel, parseCommand, parseHandshake, StormOutput, taskPosition, type Handshake } from '../multilang/protocol';
+import { LogLevel, parseCommand, parseHandshake, StormOutput, taskPosition } from '../multilang/protocol';
 import { Coordinator, type Logger } from '../spout/coordinator';
 import { KinesisSpout } from '../spout/spout';
 
@@ -27,22 +28,22 @@ let spout: KinesisSpout | undefined;
 let coordinator: Coordinator | undefined;
 let stopping = false;
 
-function checkOutputFields(config: SpoutConfig, handshake: Handshake): void {
-  const declared = handshake.context['stream->outputfields'];
-  if (declared === undefined) return;
-  const fields = declared[config.outputStream];
-  if (fields === undefined) {
-    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.outputStream = ${JSON.stringify(config.outputStream)}: the topology declares no such stream for this spout (declared: ${Object.keys(declared).join(', ') || 'none'})`);
-  }
-  if (fields.join(',') !== config.outputFields.join(',')) {
-    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.outputFields = ${JSON.stringify(config.outputFields)}: must equal the fields the topology declares for stream "${config.outputStream}": ${JSON.stringify(fields)}`);
-  }
-}
+/** How long a process that cannot go on waits for Storm to read why, before it exits anyway. */
+const FAILED_EXIT_AFTER_MS = 60_000;
+let failed = false;
 
-function fatal(message: string): never {
+/**
+ * Reports why this process cannot go on, then exits once Storm has read it. Storm reads our output only
+ * after sending a command, and a command sent to a process that already exited kills the worker with
+ * the message unread: so the exit waits for Storm's next command (or stdin closing).
+ */
+function fatal(message: string): void {
+  if (failed) return;
+  failed = true;
   out.error(message);
   out.log(message, LogLevel.Error);
-  process.exit(1);
+  void coordinator?.shutdown(SHUTDOWN_TIMEOUT_MS);
+  setTimeout(() => process.exit(1), FAILED_EXIT_AFTER_MS);
 }
 
 export interface RunOptions {
@@ -60,9 +61,15 @@ function onHandshake(body: string): void {
   let config: SpoutConfig;
   try {
     config = loadConfig(handshake.conf, process.argv[2]);
-    checkOutputFields(config, handshake);
+    checkOutputFields(config, handshake.context);
   } catch (err) {
     fatal(describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, ''));
+    return;
+  }
+  const kryo = kryoWarning(config, handshake.conf);
+  if (kryo) {
+    out.error(kryo);
+    out.log(kryo, LogLevel.Warn);
   }
   const task = taskPosition(handshake.context);
   coordinator = new Coordinator({
@@ -139,6 +146,8 @@ export function runSpout(runOptions: RunOptions = {}): void {
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (chunk: string) => {
     for (const body of decoder.push(chunk)) {
+      // Storm has read what fatal() wrote once it sends anything more.
+      if (failed) process.exit(1);
       if (stopping) return;
       if (!handshaken) {
         handshaken = true;
@@ -152,9 +161,10 @@ export function runSpout(runOptions: RunOptions = {}): void {
       }
     }
   });
-  process.stdin.on('end', () => void shutdown('stdin closed: Storm is gone'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  const stop = (why: string) => (failed ? process.exit(1) : void shutdown(why));
+  process.stdin.on('end', () => stop('stdin closed: Storm is gone'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
   process.stdout.on('error', () => void shutdown('stdout closed'));
   process.on('uncaughtException', (err) => fatal(`kinesis-shell-spout crashed: ${describeError(err)}\n${err.stack ?? ''}`));
   // Node prints warnings (such as the AWS SDK's) on stderr, which Storm drains only now and then.

@@ -211,6 +211,12 @@ test.each(['SIGTERM', 'EOF'])('%s: checkpoints flushed, leases and membership gi
 test('a bad configuration exits non-zero with one message naming key, value and what is allowed', async () => {
   const stream = await newStream(1);
   const driver = await spout(stream, uniqueName('app'), { dataFormat: 'xml' });
+  // Storm reads our output only after sending a command: the process waits for one before exiting.
+  await waitFor('the error frame', () => driver.errors.length > 0);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(driver.frames.length).toBeGreaterThan(0);
+  expect((await Promise.race([driver.exited, Promise.resolve('running')]))).toBe('running');
+  await driver.next();
   const exit = await driver.exited;
   expect(exit.code).toBe(1);
   expect(driver.pid).toBeGreaterThan(0);
@@ -222,6 +228,7 @@ test('a bad configuration exits non-zero with one message naming key, value and 
 test('output fields that differ from the declared ones are a configuration error', async () => {
   const stream = await newStream(1);
   const driver = await spout(stream, uniqueName('app'), {}, { outputFields: ['partitionKey', 'data'] });
+  await driver.activate();
   expect((await driver.exited).code).toBe(1);
   expect(driver.errors[0]).toMatch(/kinesis.spout.outputFields = .*must equal the fields the topology declares/);
 });

@@ -1,0 +1,40 @@
+/** Checks of the configuration against what the Storm topology declares and registers. */
+import { ErrorCode, SpoutError } from '../errors';
+import type { TopologyContext } from '../multilang/protocol';
+import type { SpoutConfig } from './config';
+
+/** A field count that differs from the declared one would kill the worker at the first emit: say so at start. */
+export function checkOutputFields(config: SpoutConfig, context: TopologyContext): void {
+  const declared = context['stream->outputfields'];
+  if (declared === undefined) return;
+  const fields = declared[config.outputStream];
+  if (fields === undefined) {
+    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.outputStream = ${JSON.stringify(config.outputStream)}: the topology declares no such stream for this spout (declared: ${Object.keys(declared).join(', ') || 'none'})`);
+  }
+  if (fields.join(',') !== config.outputFields.join(',')) {
+    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.outputFields = ${JSON.stringify(config.outputFields)}: must equal the fields the topology declares for stream "${config.outputStream}": ${JSON.stringify(fields)}`);
+  }
+}
+
+/** What Storm 2.6+ turns a JSON object or array in a tuple into (json-smart, shaded). */
+export const JSON_SMART_CLASSES = ['org.apache.storm.shade.net.minidev.json.JSONObject', 'org.apache.storm.shade.net.minidev.json.JSONArray'];
+
+/**
+ * With `dataFormat: "json"`, a tuple sent to another worker goes through Kryo, which halts the worker for
+ * an unregistered class, possibly long after start. Returns a warning when the classes are not registered.
+ */
+export function kryoWarning(config: SpoutConfig, stormConf: Record<string, unknown>): string | undefined {
+  if (config.dataFormat !== 'json' || stormConf['topology.fall.back.on.java.serialization'] === true) return undefined;
+  const registered = stormConf['topology.kryo.register'];
+  const names = Array.isArray(registered)
+    ? registered.flatMap((entry) => (typeof entry === 'string' ? [entry] : typeof entry === 'object' && entry !== null ? Object.keys(entry) : []))
+    : typeof registered === 'object' && registered !== null
+      ? Object.keys(registered)
+      : [];
+  const missing = JSON_SMART_CLASSES.filter((name) => !names.includes(name));
+  if (missing.length === 0) return undefined;
+  return (
+    `kinesis.spout.dataFormat = "json" puts JSON objects in tuples, and Storm's Kryo halts a worker that sends one to another worker unless ` +
+    `topology.kryo.register lists ${missing.join(' and ')} (or topology.fall.back.on.java.serialization is true)`
+  );
+}

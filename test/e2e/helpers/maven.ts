@@ -1,0 +1,100 @@
+/**
+ * Builds a topology example with Maven when its jar is missing or its inputs changed (sources, pom, the
+ * bundled spout it packs). Inputs are compared by content hash: `npm test` rebuilds the spout every run,
+ * and a byte-identical script must not cost a Maven build each time.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const REPO = resolve(__dirname, '../../..');
+export const SPOUT_SCRIPT = join(REPO, 'multilang/resources/kinesis-spout.js');
+const LOCK_STALE_MS = 15 * 60_000;
+
+export interface Build {
+  /** The topology jar, first on the classpath: Storm's local mode extracts `resources/` from the first jar having it. */
+  jar: string;
+  /** Everything else the local mode needs (Storm itself), from `dependency:build-classpath`. */
+  classpath: string[];
+}
+
+export async function mavenBuild(projectDir: string, jarName: string): Promise<Build> {
+  if (!existsSync(SPOUT_SCRIPT)) throw new Error(`${SPOUT_SCRIPT} is missing: run \`npm run build\` first`);
+  const jar = join(projectDir, 'target', jarName);
+  const classpathFile = join(projectDir, 'target', 'classpath.txt');
+  const stamp = join(projectDir, 'target', 'e2e-inputs.sha256');
+  // One lock for all the examples: concurrent Maven runs filling one ~/.m2 can corrupt it.
+  mkdirSync(join(REPO, 'topology-examples', 'target'), { recursive: true });
+  await withLock(join(REPO, 'topology-examples', 'target', 'maven.lock'), () => {
+    const hash = inputsHash(projectDir);
+    const upToDate = existsSync(jar) && existsSync(classpathFile) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash;
+    if (upToDate) return;
+    // Offline first: once ~/.m2 holds everything, no registry is asked; a fresh machine falls back to online.
+    const offline = mvn(projectDir, ['-q', '-o', 'package']);
+    if (offline.status !== 0) {
+      const online = mvn(projectDir, ['-q', 'package']);
+      if (online.status !== 0) throw new Error(`mvn package failed in ${projectDir}:\n${online.output.slice(-6000)}`);
+    }
+    writeFileSync(stamp, hash);
+  });
+  const classpath = readFileSync(classpathFile, 'utf8').trim().split(':').filter(Boolean);
+  return { jar, classpath };
+}
+
+function mvn(cwd: string, args: string[]): { status: number | null; output: string } {
+  const result = spawnSync('mvn', ['-B', ...args], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 15 * 60_000 });
+  return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
+}
+
+function inputsHash(projectDir: string): string {
+  const hash = createHash('sha256');
+  const files = [join(projectDir, 'pom.xml'), SPOUT_SCRIPT, ...walk(join(projectDir, 'src'))].sort();
+  for (const file of files) {
+    hash.update(file).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+function walk(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? walk(path) : [path];
+  });
+}
+
+/** Jest runs test files in parallel: two of them must not run Maven at once. */
+async function withLock(lockDir: string, fn: () => void): Promise<void> {
+  const owner = join(lockDir, 'pid');
+  for (;;) {
+    try {
+      mkdirSync(lockDir);
+      writeFileSync(owner, String(process.pid));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // A lock left by a run killed mid-build would block every later run.
+      if (isStale(lockDir, owner)) rmSync(lockDir, { recursive: true, force: true });
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    fn();
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+function isStale(lockDir: string, owner: string): boolean {
+  const age = Date.now() - (statSync(lockDir, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+  if (age > LOCK_STALE_MS) return true;
+  const pid = Number(existsSync(owner) ? readFileSync(owner, 'utf8') : NaN);
+  if (!Number.isInteger(pid)) return age > 5_000; // its owner is between mkdir and writing the pid
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}

@@ -1,0 +1,69 @@
+package io.github.kinesisshellspout.example;
+
+import java.nio.file.Path;
+import org.apache.storm.Config;
+import org.apache.storm.StormSubmitter;
+import org.apache.storm.generated.StormTopology;
+import org.apache.storm.topology.BoltDeclarer;
+import org.apache.storm.topology.TopologyBuilder;
+import org.apache.storm.tuple.Fields;
+
+/**
+ * Kinesis spout, then a bolt recording every tuple, then a bolt acking (or failing some first deliveries).
+ *
+ * <pre>
+ * storm jar kinesis-topology-example-0.1.0.jar io.github.kinesisshellspout.example.KinesisTopology remote config.json
+ * java -cp kinesis-topology-example-0.1.0.jar:$(cat classpath.txt) io.github.kinesisshellspout.example.KinesisTopology local config.json
+ * </pre>
+ */
+public final class KinesisTopology {
+    public static final String SPOUT = "kinesis";
+    public static final String RECORDER = "record";
+    public static final String ACKER = "ack";
+
+    private KinesisTopology() {
+    }
+
+    public static StormTopology build(ExampleConfig config) {
+        TopologyBuilder builder = new TopologyBuilder();
+        KinesisSpout spout = new KinesisSpout(config.spoutConf(), config.declaredFields());
+        if (!config.registerJsonTypes()) {
+            spout.withoutJsonTypesRegistered();
+        }
+        builder.setSpout(SPOUT, spout, config.spoutParallelism()).setNumTasks(config.spoutTasks());
+        BoltDeclarer recorder = builder.setBolt(RECORDER, new RecordingBolt(config.outputFile()), config.boltParallelism());
+        if (config.groupByPartitionKey()) {
+            // One recorder task per key, so the file shows each key's tuples in the order they were emitted.
+            recorder.fieldsGrouping(SPOUT, config.spoutStream(), new Fields("partitionKey"));
+        } else {
+            recorder.shuffleGrouping(SPOUT, config.spoutStream());
+        }
+        AckBolt acker = config.failFraction() > 0 ? new FailingBolt(config.failFraction(), config.outputFile()) : new AckBolt();
+        // By id, so each record meets the same acking task on every replay and fails at most once.
+        builder.setBolt(ACKER, acker, config.boltParallelism()).fieldsGrouping(RECORDER, new Fields("id"));
+        return builder.createTopology();
+    }
+
+    public static Config topologyConf(ExampleConfig config) {
+        Config conf = new Config();
+        conf.setNumWorkers(config.workers());
+        conf.putAll(config.stormConf());
+        return conf;
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2 || !(args[0].equals("local") || args[0].equals("remote"))) {
+            System.err.println("usage: KinesisTopology local|remote <config.json>");
+            System.exit(2);
+        }
+        ExampleConfig config = ExampleConfig.load(Path.of(args[1]));
+        StormTopology topology = build(config);
+        Config conf = topologyConf(config);
+        if (args[0].equals("remote")) {
+            StormSubmitter.submitTopologyWithProgressBar(config.topologyName(), conf, topology);
+        } else {
+            // A separate class, so that `remote` never loads LocalCluster (absent from a cluster's classpath).
+            LocalRunner.run(config.topologyName(), conf, topology, config.localSeconds());
+        }
+    }
+}

@@ -1,0 +1,75 @@
+package io.github.kinesisshellspout.example;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.storm.task.OutputCollector;
+import org.apache.storm.task.TopologyContext;
+import org.apache.storm.topology.OutputFieldsDeclarer;
+import org.apache.storm.topology.base.BaseRichBolt;
+import org.apache.storm.tuple.Fields;
+import org.apache.storm.tuple.Tuple;
+import org.apache.storm.tuple.Values;
+
+/**
+ * Records every tuple it receives (replays included), then passes its message id on, anchored, to the
+ * acking bolt: a failure there replays the record through here again.
+ */
+public class RecordingBolt extends BaseRichBolt {
+    private final String outputFile;
+    private transient OutputCollector collector;
+    private transient TopologyContext context;
+    private transient Recorder recorder;
+
+    public RecordingBolt(String outputFile) {
+        this.outputFile = outputFile;
+    }
+
+    @Override
+    public void prepare(Map<String, Object> topoConf, TopologyContext context, OutputCollector collector) {
+        this.collector = collector;
+        this.context = context;
+        this.recorder = new Recorder(outputFile);
+    }
+
+    @Override
+    public void execute(Tuple tuple) {
+        String id = messageId(tuple);
+        Map<String, Object> values = new LinkedHashMap<>();
+        for (String field : tuple.getFields()) {
+            values.put(field, tuple.getValueByField(field));
+        }
+        Object data = values.get("data");
+        Map<String, Object> event = new LinkedHashMap<>();
+        event.put("event", "received");
+        event.put("id", id);
+        event.put("values", values);
+        // The Java type the tuple arrived with: parsed JSON must still be a Map after Kryo.
+        event.put("dataClass", data == null ? null : data.getClass().getName());
+        event.put("task", context.getThisTaskId());
+        event.put("worker", context.getThisWorkerPort());
+        event.put("sourceTask", tuple.getSourceTask());
+        event.put("fromOtherWorker", !context.getThisWorkerTasks().contains(tuple.getSourceTask()));
+        event.put("at", System.currentTimeMillis());
+        recorder.record(event);
+        collector.emit(tuple, new Values(id));
+        collector.ack(tuple);
+    }
+
+    /** The spout's message id, {@code <shardId>:<sequenceNumber>}, when both fields are in the tuple. */
+    static String messageId(Tuple tuple) {
+        if (!tuple.contains("shardId") || !tuple.contains("sequenceNumber")) {
+            return "";
+        }
+        return tuple.getStringByField("shardId") + ":" + tuple.getStringByField("sequenceNumber");
+    }
+
+    @Override
+    public void declareOutputFields(OutputFieldsDeclarer declarer) {
+        declarer.declare(new Fields("id"));
+    }
+
+    @Override
+    public void cleanup() {
+        recorder.close();
+    }
+}
