@@ -1,71 +1,70 @@
 /**
- * A real local run: ZooKeeper and kinesis-local on free loopback ports, a 2-shard stream, two spout
- * processes driven as Storm's ShellSpout drives them, records put while a shard is split, and a summary.
+ * `npm run demo`: a real local run. ZooKeeper and kinesis-local on free loopback ports, the Java example
+ * topology (topology-examples/java) in Storm's LocalCluster with 3 spout tasks on 2 workers, records put
+ * while a shard splits (no rebalance), a live progress line and a final summary.
  */
+import { join } from 'node:path';
 import { createStream, listAllShards, putRecords, splitShard, type PutResult } from '../test/helpers/kinesisAdmin';
-import { startServices, startSpout, type Services } from '../test/helpers/fixture';
-import type { StormDriver } from '../test/helpers/stormDriver';
+import { startServices, type Services } from '../test/helpers/fixture';
+import { mavenBuild, REPO } from '../test/e2e/helpers/maven';
+import { exampleConfig, LocalTopology, removeScratch, scratch } from '../test/e2e/helpers/topology';
 
 const RECORDS = Number(process.env.DEMO_RECORDS ?? 3_000);
-const BATCH = 250;
+const BATCH = 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const started = Date.now();
+  process.stdout.write('building the Java example topology (Maven; the first run downloads Storm)...\n');
+  const build = await mavenBuild(join(REPO, 'topology-examples/java'), 'kinesis-topology-example-0.1.0.jar');
   process.stdout.write('starting ZooKeeper and kinesis-local on loopback...\n');
   const services: Services = await startServices();
-  const drivers: StormDriver[] = [];
+  let topology: LocalTopology | undefined;
   try {
     const stream = `demo-${Date.now()}`;
     await createStream(services.client, stream, 2);
-    const overrides = { initialPosition: 'TRIM_HORIZON', checkpointIntervalMs: 500 };
-    for (const taskId of [1, 2]) drivers.push(await startSpout(services, stream, 'demo', overrides, { taskId, componentTasks: [1, 2] }));
-    process.stdout.write(`stream ${stream}: 2 shards, 2 spout tasks (pids ${drivers.map((d) => d.pid).join(', ')})\n`);
+    const dir = scratch('demo');
+    // The spout's own defaults, except where the servers are.
+    const spout = { idlePollIntervalMs: 1_000, checkpointIntervalMs: 2_000, rebalanceIntervalMs: 2_000, shardSyncIntervalMs: 30_000, zookeeper: { sessionTimeoutMs: 10_000, root: '/demo' } };
+    topology = new LocalTopology(build, ['io.github.kinesisshellspout.example.KinesisTopology'], exampleConfig(services, stream, 'demo', dir, { spout }), dir);
+    process.stdout.write(`stream ${stream}: 2 shards; LocalCluster with 3 spout tasks on 2 workers (JVM log: ${topology.logFile})\n`);
 
     const put: PutResult[] = [];
-    const acked = new Set<string>();
-    let emitted = 0;
-    let stop = false;
-    const pumps = drivers.map((driver) =>
-      driver.pump(() => stop, {
-        timeoutMs: 300_000,
-        onEmit: async (emit) => {
-          emitted += 1;
-          acked.add(emit.id);
-          await driver.ack(emit.id);
-        },
-      }),
-    );
-    const progress = setInterval(() => {
-      process.stdout.write(`\rput ${put.length}  emitted ${emitted}  acked ${acked.size}  lag ${put.length - acked.size}    `);
-    }, 250);
+    const progress = () => {
+      const received = new Set(topology!.received().map((r) => r.id));
+      return { received: received.size, deliveries: topology!.received().length, lag: put.filter((r) => !received.has(`${r.shardId}:${r.sequenceNumber}`)).length };
+    };
+    const ticker = setInterval(() => {
+      const p = progress();
+      process.stdout.write(`\rput ${put.length}  received ${p.received}  lag ${p.lag}    `);
+    }, 500);
 
-    let split: string[] = [];
+    let children: string[] = [];
     for (let i = 0; i < RECORDS; i += BATCH) {
       const batch = Array.from({ length: Math.min(BATCH, RECORDS - i) }, (_, j) => ({ partitionKey: `user-${(i + j) % 97}`, data: JSON.stringify({ n: i + j, at: Date.now() }) }));
       put.push(...(await putRecords(services.client, stream, batch)));
-      if (split.length === 0 && i >= RECORDS / 3) {
-        const [first] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);
-        split = await splitShard(services.client, stream, first);
-        process.stdout.write(`\nsplit ${first} into ${split.join(' and ')} while records flow (no rebalance)\n`);
+      if (children.length === 0 && i >= RECORDS / 3) {
+        const [parent] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);
+        children = await splitShard(services.client, stream, parent);
+        process.stdout.write(`\nsplit ${parent} into ${children.join(' and ')} while records flow (no rebalance)\n`);
       }
+      await sleep(100);
     }
-    const ids = put.map((r) => `${r.shardId}:${r.sequenceNumber}`);
-    const deadline = Date.now() + 60_000;
-    while (ids.some((id) => !acked.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    stop = true;
-    await Promise.all(pumps);
-    clearInterval(progress);
-    const lost = ids.filter((id) => !acked.has(id)).length;
-    const childRecords = put.filter((r) => split.includes(r.shardId)).length;
-    process.stdout.write(`\rput ${put.length}  emitted ${emitted}  acked ${acked.size}  lag ${put.length - acked.size}    \n`);
+    const deadline = Date.now() + 120_000;
+    while (progress().lag > 0 && Date.now() < deadline) await sleep(250);
+    clearInterval(ticker);
+    const p = progress();
+    const fromChildren = put.filter((r) => children.includes(r.shardId)).length;
+    process.stdout.write(`\rput ${put.length}  received ${p.received}  lag ${p.lag}    \n`);
     process.stdout.write(
-      `\nsummary: put ${put.length}, emitted ${emitted}, acked ${acked.size}, lost ${lost}, duplicates ${emitted - acked.size}, ` +
-        `records read from the split's children ${childRecords}, in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+      `\nsummary: put ${put.length}, received ${p.received}, lost ${p.lag}, duplicates ${p.deliveries - p.received}, ` +
+        `records from the split's children ${fromChildren}, in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
     );
-    if (lost > 0) process.exitCode = 1;
+    if (p.lag > 0) process.exitCode = 1;
   } finally {
-    await Promise.all(drivers.map((d) => d.stop(3_000)));
+    await topology?.stop();
     await services.stop();
+    removeScratch();
   }
 }
 
