@@ -2,11 +2,8 @@
 export const ErrorCode = {
   BadConfig: 'BAD_CONFIG',
   BadFrame: 'BAD_FRAME',
-  Protocol: 'PROTOCOL',
   StreamMismatch: 'STREAM_MISMATCH',
   ZooKeeper: 'ZOOKEEPER',
-  Kinesis: 'KINESIS',
-  LeaseLost: 'LEASE_LOST',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
