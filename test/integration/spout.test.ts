@@ -1,4 +1,5 @@
 /** The spout process driven as ShellSpout drives it, against real ZooKeeper and kinesis-local. */
+import { DeleteStreamCommand, ListStreamsCommand } from '@aws-sdk/client-kinesis';
 import { createStream, listAllShards, putRecords, splitShard, type PutResult } from '../helpers/kinesisAdmin';
 import { idsOf, pumpAll, readJson, startServices, startSpout, stateBase, uniqueName, waitFor, type Services } from '../helpers/fixture';
 import type { Emit, StormDriver } from '../helpers/stormDriver';
@@ -305,4 +306,22 @@ test('what ZooKeeper holds about shards gone from the stream is removed after tw
   expect(await services.inspector.getChildren(`${base}/finished`)).toEqual([]);
   // The live shard's checkpoint is kept.
   expect(await services.inspector.getChildren(`${base}/checkpoints`)).toHaveLength(1);
+});
+
+test('a stream deleted and re-created under the same name is refused with a clear message', async () => {
+  const stream = await newStream(1);
+  const app = uniqueName('app');
+  const first = await spout(stream, app);
+  await waitFor('bootstrap and lease', () => first.logs.some((l) => l.msg.startsWith('lease on')));
+  await first.stop();
+  await services.client.send(new DeleteStreamCommand({ StreamName: stream }));
+  await waitFor('the stream gone', async () => (await services.client.send(new ListStreamsCommand({}))).StreamNames?.includes(stream) === false);
+  await new Promise((r) => setTimeout(r, 1_100)); // a creation time that differs at second resolution too
+  await createStream(services.client, stream, 1);
+  await putRecords(services.client, stream, records(5));
+  const second = await spout(stream, app);
+  await waitFor('the refusal', () => second.errors.some((e) => e.startsWith('refusing to read')), 15_000);
+  expect(second.errors[0]).toMatch(/was deleted and re-created: remove that ZooKeeper path to start over, or use another applicationName/);
+  await second.pump(() => false, { timeoutMs: 1_000 });
+  expect(second.emits).toEqual([]);
 });
