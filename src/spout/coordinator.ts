@@ -15,7 +15,7 @@ import { describeStream, listShards, listShardsAfter, type StreamRef } from '../
 import { LogLevel } from '../multilang/protocol';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
 import { OwnedShard } from './ownedShard';
-import { describePosition, isNotBehind, startPosition, type Bootstrap, type Position } from './positions';
+import { describePosition, isNotBehind, startPositions, type Position } from './positions';
 
 export interface Logger {
   log(level: LogLevel, message: string): void;
@@ -36,9 +36,8 @@ export interface CoordinatorDeps {
 interface SessionState {
   zk: ZkSession;
   store: CoordinationStore;
-  bootstrap: Bootstrap;
-  openAtStart: Set<string>;
-  knownAtStart: Set<string>;
+  /** Where a shard without a checkpoint starts, from the bootstrap record. */
+  startOf: (shardId: string) => Position;
 }
 
 const MAINTENANCE_MS = 100;
@@ -175,7 +174,7 @@ export class Coordinator {
         );
       }
       await store.registerMember(member);
-      return { zk, store, bootstrap, openAtStart: new Set(bootstrap.openAtStart), knownAtStart: new Set(bootstrap.shardsAtStart) };
+      return { zk, store, startOf: startPositions(bootstrap) };
     } catch (err) {
       zk.close();
       throw err;
@@ -226,7 +225,7 @@ export class Coordinator {
   }
 
   private isFinished(session: SessionState, finished: ReadonlySet<string>, shardId: string): boolean {
-    return finished.has(shardId) || startPosition(shardId, session.bootstrap, session.openAtStart, session.knownAtStart).kind === 'SHARD_END';
+    return finished.has(shardId) || session.startOf(shardId).kind === 'SHARD_END';
   }
 
   private async rebalance(): Promise<void> {
@@ -306,8 +305,7 @@ export class Coordinator {
     const shard = new OwnedShard(shardId, this.deps.clock());
     this.shards.set(shardId, shard);
     try {
-      const start = startPosition(shardId, session.bootstrap, session.openAtStart, session.knownAtStart);
-      const checkpoint = await session.store.checkpointOrStart(shardId, start);
+      const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
       if (this.shards.get(shardId) !== shard) return;
       shard.stored = checkpoint;
       const from = checkpoint.position;

@@ -20,24 +20,22 @@ export interface Bootstrap {
 }
 
 /**
- * The start of a shard that has no checkpoint yet. Shards born after the first start begin at
- * TRIM_HORIZON whatever the initial position; the initial position applies to shards open at the first
- * start; shards already closed then are read from the same point (LATEST: nothing left to read).
+ * The start of a shard that has no checkpoint yet, as the bootstrap record decides it. Shards born after
+ * the first start begin at TRIM_HORIZON whatever the initial position; the initial position applies to
+ * shards open at the first start; shards already closed then are read from the same point (LATEST:
+ * nothing left to read, so SHARD_END).
  */
-export function startPosition(shardId: string, bootstrap: Bootstrap, openAtStart: ReadonlySet<string>, knownAtStart: ReadonlySet<string>): Position {
-  if (!knownAtStart.has(shardId)) return { kind: 'TRIM_HORIZON' };
+export function startPositions(bootstrap: Bootstrap): (shardId: string) => Position {
+  const openAtStart = new Set(bootstrap.openAtStart);
+  const knownAtStart = new Set(bootstrap.shardsAtStart);
   const initial = bootstrap.initialPosition;
-  if (initial === 'TRIM_HORIZON') return { kind: 'TRIM_HORIZON' };
-  if (initial === 'LATEST') {
-    return openAtStart.has(shardId) ? { kind: 'AT_TIMESTAMP', timestampMs: bootstrap.firstStartMs } : { kind: 'SHARD_END' };
-  }
-  return { kind: 'AT_TIMESTAMP', timestampMs: Date.parse(initial.atTimestamp) };
+  return (shardId) => {
+    if (!knownAtStart.has(shardId) || initial === 'TRIM_HORIZON') return { kind: 'TRIM_HORIZON' };
+    if (initial === 'LATEST') return openAtStart.has(shardId) ? { kind: 'AT_TIMESTAMP', timestampMs: bootstrap.firstStartMs } : { kind: 'SHARD_END' };
+    return { kind: 'AT_TIMESTAMP', timestampMs: Date.parse(initial.atTimestamp) };
+  };
 }
 
-/**
- * Orders sequence numbers as the integers they are (they exceed 2^53). They are decimal digits without
- * leading zeros, so length then text gives the BigInt order without parsing on the hot path.
- */
 export function compareSequence(a: string, b: string): number {
   if (a.length !== b.length) return a.length < b.length ? -1 : 1;
   return a < b ? -1 : a > b ? 1 : 0;

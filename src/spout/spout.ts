@@ -61,10 +61,12 @@ export class KinesisSpout {
     }
   }
 
+  /** Made once, not per tuple: `next` is the hot path. */
+  private readonly onBadJson = (bad: KinesisRecord, err: unknown) =>
+    this.warnOnce(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber)} is not JSON (${(err as Error).message}); emitted as text`);
+
   private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
-    const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, (bad, err) =>
-      this.warnOnce(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber)} is not JSON (${(err as Error).message}); emitted as text`),
-    );
+    const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
     out.emit(messageId(shard.shardId, record.sequenceNumber), tuple, this.config.outputStream);
     if (retry) this.counters.reemitted += 1;
     else this.counters.emitted += 1;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { listingIsStale, planLeases, readableShards, shareTargets, type ShardNode } from '../../../src/spout/assignment';
-import { startPosition, type Bootstrap } from '../../../src/spout/positions';
+import { startPositions, type Bootstrap } from '../../../src/spout/positions';
 
 const shard = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });
 
@@ -84,11 +84,11 @@ describe('planLeases', () => {
   });
 });
 
-describe('startPosition', () => {
+describe('startPositions', () => {
   const boot = (initialPosition: Bootstrap['initialPosition']): Bootstrap => ({
     v: 1, firstStartMs: 1_000, initialPosition, streamArn: 'arn', streamCreatedMs: 0, shardsAtStart: ['old', 'open'], openAtStart: ['open'],
   });
-  const decide = (id: string, b: Bootstrap) => startPosition(id, b, new Set(b.openAtStart), new Set(b.shardsAtStart));
+  const decide = (id: string, b: Bootstrap) => startPositions(b)(id);
 
   it('LATEST is the recorded first start for open shards; closed ones were finished before it', () => {
     expect(decide('open', boot('LATEST'))).toEqual({ kind: 'AT_TIMESTAMP', timestampMs: 1_000 });
