@@ -107,3 +107,18 @@ export function failSelected(id: string, fraction: number): boolean {
   const mod = ((javaHashCode(id) % 1000) + 1000) % 1000;
   return id !== '' && mod < Math.round(fraction * 1000);
 }
+
+/** Each received tuple carries its record's fields as declared; `data` as put, or parsed with dataFormat json. */
+export function expectFieldsAsPut(received: Received[], put: Put[], dataFormat: 'utf8' | 'json' = 'utf8'): void {
+  const byId = new Map(put.map((r) => [idOf(r), r]));
+  for (const r of received) {
+    const source = byId.get(r.id)!;
+    expect(r.values).toEqual({
+      partitionKey: source.partitionKey,
+      data: dataFormat === 'json' ? JSON.parse(source.data) : source.data,
+      shardId: source.shardId,
+      sequenceNumber: source.sequenceNumber,
+      arrivalTimestamp: expect.any(Number),
+    });
+  }
+}
