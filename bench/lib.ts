@@ -49,10 +49,3 @@ export function benchConf(zk: ZooKeeperServer, kinesis: { endpoint: string; regi
     },
   };
 }
-
-/** Parses the spout's last `stats:` log line into numbers. */
-export function lastStats(logs: { msg: string }[]): Record<string, number> | undefined {
-  const line = [...logs].reverse().find((l) => l.msg.startsWith('stats: '));
-  if (!line) return undefined;
-  return Object.fromEntries(line.msg.slice(7).split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)]));
-}

@@ -66,47 +66,72 @@ export async function measureProcess(script: string, conf: Record<string, unknow
   }
 }
 
-type Target = 'ceiling' | 'stormjs' | 'spout';
+/** `spoutLoop` is the spout with `directStdio: false`: every command a trip through the event loop. */
+type Target = 'ceiling' | 'stormjs' | 'spout' | 'spoutLoop';
+
+interface TargetFigures {
+  tuplesPerSecond: Summary;
+  cpuMicrosPerTuple: Summary;
+  /** Throughput as a share of the ceiling's, round by round. */
+  toCeiling: Summary;
+}
 
 export interface ProtocolFigures {
   payloadBytes: number;
-  ceiling: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary };
-  stormjs?: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary };
-  spout: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary };
-  spoutToCeiling: Summary;
-  stormjsToCeiling?: Summary;
+  ceiling: TargetFigures;
+  stormjs?: TargetFigures;
+  spout: TargetFigures;
+  spoutLoop: TargetFigures;
+  /** The spout's CPU per tuple over storm.js's, round by round (below 1: the spout is cheaper). */
+  spoutCpuToStormjs?: Summary;
+  /** The spout's CPU per tuple with direct stdio over without, round by round. */
+  directCpuToLoop: Summary;
 }
 
 export async function protocolBench(root: string, zk: ZooKeeperServer, rounds: number, seconds: number, log: (line: string) => void): Promise<ProtocolFigures[]> {
   const stormJs = fetchStormJs(root);
   if (!stormJs) log('storm.js could not be fetched from Maven Central: measuring without it');
+  const spout = await buildSyntheticSpout(root);
   const scripts: Partial<Record<Target, string>> = {
     ceiling: join(root, 'bench/ceiling.mjs'),
-    spout: await buildSyntheticSpout(root),
+    spout,
+    spoutLoop: spout,
     ...(stormJs ? { stormjs: join(root, 'bench/stormjsSpout.js') } : {}),
   };
   const targets = Object.keys(scripts) as Target[];
   const figures: ProtocolFigures[] = [];
   for (const payload of [100, 1024]) {
-    const runs: Record<Target, Run[]> = { ceiling: [], stormjs: [], spout: [] };
+    const runs: Record<Target, Run[]> = { ceiling: [], stormjs: [], spout: [], spoutLoop: [] };
     for (let round = 0; round < rounds; round += 1) {
       // A different order each round, so drift in the machine's load does not favour one target.
       const order = targets.map((_, i) => targets[(i + round) % targets.length]);
       for (const target of order) {
-        const conf = benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${payload}-${round}`, { maxEmitPerNext: BATCH, maxRecordsPerRequest: 10_000, shardBufferSize: 20_000, maxRecordsInMemory: 100_000 });
+        const conf = benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${payload}-${round}-${target}`, {
+          maxEmitPerNext: BATCH,
+          maxRecordsPerRequest: 10_000,
+          shardBufferSize: 20_000,
+          maxRecordsInMemory: 100_000,
+          directStdio: target !== 'spoutLoop',
+        });
         const run = await measureProcess(scripts[target]!, conf, { PAYLOAD_BYTES: String(payload), CEILING_BATCH: String(BATCH), STORM_JS: stormJs ?? '' }, seconds);
         runs[target].push(run);
         log(`protocol ${payload} B round ${round + 1} ${target}: ${run.tuplesPerSecond} tuples/s, ${run.cpuMicrosPerTuple} us CPU/tuple`);
       }
     }
-    const figuresOf = (list: Run[]) => ({ tuplesPerSecond: summarize(list.map((r) => r.tuplesPerSecond)), cpuMicrosPerTuple: summarize(list.map((r) => r.cpuMicrosPerTuple)) });
-    const ratio = (list: Run[]) => summarize(list.map((r, i) => r.tuplesPerSecond / runs.ceiling[i].tuplesPerSecond));
+    // Ratios are taken within a round (the runs side by side), then summarized.
+    const cpuRatio = (a: Run[], b: Run[]) => summarize(a.map((r, i) => r.cpuMicrosPerTuple / b[i].cpuMicrosPerTuple));
+    const figuresOf = (list: Run[]): TargetFigures => ({
+      tuplesPerSecond: summarize(list.map((r) => r.tuplesPerSecond)),
+      cpuMicrosPerTuple: summarize(list.map((r) => r.cpuMicrosPerTuple)),
+      toCeiling: summarize(list.map((r, i) => r.tuplesPerSecond / runs.ceiling[i].tuplesPerSecond)),
+    });
     figures.push({
       payloadBytes: payload,
       ceiling: figuresOf(runs.ceiling),
       spout: figuresOf(runs.spout),
-      spoutToCeiling: ratio(runs.spout),
-      ...(stormJs ? { stormjs: figuresOf(runs.stormjs), stormjsToCeiling: ratio(runs.stormjs) } : {}),
+      spoutLoop: figuresOf(runs.spoutLoop),
+      directCpuToLoop: cpuRatio(runs.spout, runs.spoutLoop),
+      ...(stormJs ? { stormjs: figuresOf(runs.stormjs), spoutCpuToStormjs: cpuRatio(runs.spout, runs.stormjs) } : {}),
     });
   }
   return figures;

@@ -22,19 +22,27 @@ export interface Report {
 const START = '<!-- bench:start -->';
 const END = '<!-- bench:end -->';
 const range = (s: Summary, unit = '') => `${s.median}${unit} (${s.min}–${s.max}, n=${s.n})`;
+const pct = (s: Summary) => `${Math.round(s.median * 100)} % (${Math.round(s.min * 100)}–${Math.round(s.max * 100)} %)`;
 const ms = (s: Summary) => `${Math.round(s.median)} ms (${Math.round(s.min)}–${Math.round(s.max)}, n=${s.n})`;
 
 function sections(r: Report): string[] {
   const out = [`Measured ${r.date.slice(0, 10)} on ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGiB} GiB, Node ${r.node}, commit ${r.commit}: medians (min–max, n runs).`, ''];
   if (r.protocol) {
-    out.push('**Protocol** (synthetic records, every ack a round trip; ceiling = a process that only answers the protocol):', '');
-    const pct = (s: Summary) => `${Math.round(s.median * 100)} % (${Math.round(s.min * 100)}–${Math.round(s.max * 100)} %)`;
+    out.push(
+      '**Protocol** (one process on real pipes, synthetic records, every ack a round trip waiting for its sync; ceiling = a process that only answers the protocol, through Node\'s event loop; ratios taken within each round, then summarized):',
+      '',
+    );
     out.push('| payload | process | tuples/s | of the ceiling | µs CPU per tuple |', '|---|---|---|---|---|');
     for (const p of r.protocol) {
-      out.push(`| ${p.payloadBytes} B | ceiling | ${range(p.ceiling.tuplesPerSecond)} | 100 % | ${range(p.ceiling.cpuMicrosPerTuple)} |`);
-      if (p.stormjs && p.stormjsToCeiling) out.push(`| ${p.payloadBytes} B | storm.js (Storm's library) | ${range(p.stormjs.tuplesPerSecond)} | ${pct(p.stormjsToCeiling)} | ${range(p.stormjs.cpuMicrosPerTuple)} |`);
-      out.push(`| ${p.payloadBytes} B | **kinesis-shell-spout** | ${range(p.spout.tuplesPerSecond)} | ${pct(p.spoutToCeiling)} | ${range(p.spout.cpuMicrosPerTuple)} |`);
+      const row = (name: string, t: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary; toCeiling: Summary }) =>
+        out.push(`| ${p.payloadBytes} B | ${name} | ${range(t.tuplesPerSecond)} | ${pct(t.toCeiling)} | ${range(t.cpuMicrosPerTuple)} |`);
+      row('ceiling', p.ceiling);
+      if (p.stormjs) row('storm.js (Storm\'s library)', p.stormjs);
+      row('kinesis-shell-spout, `directStdio: false`', p.spoutLoop);
+      row('**kinesis-shell-spout** (default)', p.spout);
     }
+    out.push('', '| payload | spout CPU per tuple vs storm.js | direct stdio vs event loop only |', '|---|---|---|');
+    for (const p of r.protocol) out.push(`| ${p.payloadBytes} B | ${p.spoutCpuToStormjs ? pct(p.spoutCpuToStormjs) : 'n/a'} | ${pct(p.directCpuToLoop)} |`);
     out.push('');
   }
   if (r.scaling) {

@@ -8,7 +8,7 @@ import { createStream, listAllShards, putRecords } from '../test/helpers/kinesis
 import type { KinesisServer } from '../test/helpers/kinesisServer';
 import { StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, lastStats, percentile, sleep, summarize, type Summary } from './lib';
+import { benchConf, percentile, sleep, summarize, type Summary } from './lib';
 
 export interface LatencyFigures {
   medianMs: number;
@@ -68,9 +68,9 @@ export async function costBench(zk: ZooKeeperServer, kinesis: KinesisServer, cli
   const pump = driver.pump(() => stopped, { timeoutMs: 600_000 });
   const window = async (): Promise<Record<string, number>> => {
     await sleep(600);
-    const before = lastStats(driver.logs)!;
+    const before = driver.lastStats()!;
     await sleep(seconds * 1_000);
-    const after = lastStats(driver.logs)!;
+    const after = driver.lastStats()!;
     return Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
   };
   try {

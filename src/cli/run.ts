@@ -13,12 +13,20 @@ import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { createKinesisClient } from '../kinesis/client';
 import { FrameDecoder } from '../multilang/frames';
 import { LogLevel, parseCommand, parseHandshake, StormOutput, taskPosition } from '../multilang/protocol';
+import { StormStdio } from '../multilang/stdio';
 import { Coordinator, type Logger } from '../spout/coordinator';
 import { KinesisSpout } from '../spout/spout';
 
 const SHUTDOWN_TIMEOUT_MS = 5_000;
 
-const out = new StormOutput((text) => process.stdout.write(text));
+const decoder = new FrameDecoder();
+let handshaken = false;
+const stdio = new StormStdio({
+  onText,
+  onEnd: () => stop('stdin closed: Storm is gone'),
+  onOutputError: () => void shutdown('stdout closed'),
+});
+const out = new StormOutput((text, reply) => stdio.write(text, reply));
 const logger: Logger = {
   log: (level, message) => out.log(message, level),
   error: (message) => out.error(message),
@@ -71,6 +79,10 @@ function onHandshake(body: string): void {
     out.error(kryo);
     out.log(kryo, LogLevel.Warn);
   }
+  if (config.directStdio) {
+    const why = stdio.enableDirect();
+    if (why) out.log(`answering Storm through the event loop only: ${why}`, LogLevel.Debug);
+  }
   const task = taskPosition(handshake.context);
   coordinator = new Coordinator({
     config,
@@ -92,6 +104,7 @@ function logStats(config: SpoutConfig): void {
   out.log(
     `stats: emitted=${c.emitted} reemitted=${c.reemitted} acked=${c.acked} failed=${c.failed} skipped=${c.skipped} ignoredAcks=${c.ignoredAcks} ` +
       `shards=${coordinator.shards.size} inMemory=${coordinator.inMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} ` +
+      `directReads=${stdio.counters.directReads} loopReads=${stdio.counters.loopReads} watchdogWakes=${stdio.counters.watchdogWakes} ` +
       `rssMiB=${Math.round(process.memoryUsage.rss() / 2 ** 20)} intervalMs=${config.statsIntervalMs}`,
   );
 }
@@ -130,6 +143,7 @@ function onCommand(body: string): void {
 async function shutdown(why: string): Promise<void> {
   if (stopping) return;
   stopping = true;
+  stdio.stop();
   try {
     out.log(`stopping (${why}): flushing checkpoints and giving up leases`);
   } catch {
@@ -139,33 +153,34 @@ async function shutdown(why: string): Promise<void> {
   process.exit(0);
 }
 
+function onText(text: string): void {
+  for (const body of decoder.push(text)) {
+    // Storm has read what fatal() wrote once it sends anything more.
+    if (failed) process.exit(1);
+    if (stopping) return;
+    if (!handshaken) {
+      handshaken = true;
+      try {
+        onHandshake(body);
+      } catch (err) {
+        fatal(`cannot start: ${describeError(err)}`);
+      }
+    } else {
+      onCommand(body);
+    }
+  }
+}
+
+function stop(why: string): void {
+  if (failed) process.exit(1);
+  void shutdown(why);
+}
+
 export function runSpout(runOptions: RunOptions = {}): void {
   options = runOptions;
-  const decoder = new FrameDecoder();
-  let handshaken = false;
-  process.stdin.setEncoding('utf8');
-  process.stdin.on('data', (chunk: string) => {
-    for (const body of decoder.push(chunk)) {
-      // Storm has read what fatal() wrote once it sends anything more.
-      if (failed) process.exit(1);
-      if (stopping) return;
-      if (!handshaken) {
-        handshaken = true;
-        try {
-          onHandshake(body);
-        } catch (err) {
-          fatal(`cannot start: ${describeError(err)}`);
-        }
-      } else {
-        onCommand(body);
-      }
-    }
-  });
-  const stop = (why: string) => (failed ? process.exit(1) : void shutdown(why));
-  process.stdin.on('end', () => stop('stdin closed: Storm is gone'));
+  stdio.start();
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  process.stdout.on('error', () => void shutdown('stdout closed'));
   process.on('uncaughtException', (err) => fatal(`kinesis-shell-spout crashed: ${describeError(err)}\n${err.stack ?? ''}`));
   // Node prints warnings (such as the AWS SDK's) on stderr, which Storm drains only now and then.
   process.removeAllListeners('warning');

@@ -30,6 +30,7 @@ export interface SpoutConfig {
   rebalanceIntervalMs: number;
   shardSyncIntervalMs: number;
   handoffTimeoutMs: number;
+  directStdio: boolean;
   statsIntervalMs: number;
   retry: { maxRetries: number; initialBackoffMs: number; maxBackoffMs: number; warnAfterMs: number };
 }

@@ -91,7 +91,8 @@ export class StormOutput {
   private pending = '';
   private inCommand = false;
 
-  constructor(private readonly write: (text: string) => void) {}
+  /** `write` is told whether the text answers a command (Storm is reading it) or is said unprompted. */
+  constructor(private readonly write: (text: string, reply: boolean) => void) {}
 
   beginCommand(): void {
     this.inCommand = true;
@@ -100,7 +101,7 @@ export class StormOutput {
   sync(): void {
     this.pending += '{"command":"sync"}\nend\n';
     this.inCommand = false;
-    this.flush();
+    this.flush(true);
   }
 
   pid(pid: number): void {
@@ -111,7 +112,7 @@ export class StormOutput {
   emit(id: string, tuple: unknown[], stream: string): void {
     const streamField = stream === 'default' ? '' : `,"stream":${JSON.stringify(stream)}`;
     this.pending += `{"command":"emit","id":${JSON.stringify(id)},"tuple":${JSON.stringify(tuple)}${streamField},"need_task_ids":false}\nend\n`;
-    if (!this.inCommand) this.flush();
+    if (!this.inCommand) this.flush(false);
   }
 
   log(msg: string, level: LogLevel = LogLevel.Info): void {
@@ -125,13 +126,13 @@ export class StormOutput {
 
   private send(frame: unknown): void {
     this.pending += `${JSON.stringify(frame)}\nend\n`;
-    if (!this.inCommand) this.flush();
+    if (!this.inCommand) this.flush(false);
   }
 
-  private flush(): void {
+  private flush(reply: boolean): void {
     if (this.pending === '') return;
     const text = this.pending;
     this.pending = '';
-    this.write(text);
+    this.write(text, reply);
   }
 }

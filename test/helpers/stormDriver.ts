@@ -2,8 +2,9 @@
  * Drives the built entry script exactly as Storm's ShellSpout does: handshake with pidDir/conf/context,
  * then one command at a time, each answered by a sync. Collects emits, logs and errors.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FrameDecoder } from '../../src/multilang/frames';
@@ -36,6 +37,23 @@ export interface DriverOptions {
   nodeOptions?: string[];
   /** Keep every emit and frame (default); benchmarks turn it off to measure, not hoard. */
   keepHistory?: boolean;
+  /**
+   * How stdin and stdout are connected: `pipes` (default) as Storm's ProcessBuilder does, or Node's own
+   * `socketpair`s (which is what `spawn` gives, and what the spout must also cope with).
+   */
+  stdio?: 'pipes' | 'socketpair';
+}
+
+/** An OS pipe, made from a FIFO (Node has no pipe(2)): both ends open, the FIFO's name already gone. */
+function osPipe(): { read: number; write: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'spout-pipe-'));
+  const path = join(dir, 'fifo');
+  execFileSync('mkfifo', [path]);
+  // Opening the read end first, without blocking, lets the write end open at once.
+  const read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  const write = openSync(path, constants.O_WRONLY);
+  rmSync(dir, { recursive: true });
+  return { read, write };
 }
 
 const live = new Set<ChildProcess>();
@@ -52,6 +70,7 @@ export class StormDriver {
   readonly stderr: string[] = [];
   pid = 0;
   private readonly child: ChildProcess;
+  private readonly input: NodeJS.WritableStream & { on(event: 'error', listener: () => void): unknown; end(): unknown };
   private waiting: { resolve: (emits: Emit[]) => void; emits: Emit[] } | undefined;
   private pidWaiter: ((pid: number) => void) | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -63,21 +82,33 @@ export class StormDriver {
 
   private constructor(options: DriverOptions) {
     this.keepHistory = options.keepHistory ?? true;
+    const pipes = (options.stdio ?? 'pipes') === 'pipes' ? { stdin: osPipe(), stdout: osPipe() } : undefined;
     this.child = spawn(process.execPath, [...(options.nodeOptions ?? []), options.script ?? ENTRY_SCRIPT, ...(options.args ?? [])], {
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: pipes ? [pipes.stdin.read, pipes.stdout.write, 'pipe'] : ['pipe', 'pipe', 'pipe'],
       env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
     });
     live.add(this.child);
+    let output: NodeJS.ReadableStream;
+    if (pipes) {
+      // The child's ends are the child's alone: kept open here, neither side would ever see end of file.
+      closeSync(pipes.stdin.read);
+      closeSync(pipes.stdout.write);
+      this.input = new Socket({ fd: pipes.stdin.write, readable: false, writable: true });
+      output = new Socket({ fd: pipes.stdout.read, readable: true, writable: false });
+    } else {
+      this.input = this.child.stdin!;
+      output = this.child.stdout!;
+    }
     this.exited = new Promise((done) => this.child.on('exit', (code, signal) => {
       live.delete(this.child);
       this.waiting?.resolve(this.waiting.emits);
       done({ code, signal });
     }));
     // Writing to a process that just died fails with EPIPE; its exit resolves the pending command.
-    this.child.stdin!.on('error', () => undefined);
+    this.input.on('error', () => undefined);
     const decoder = new FrameDecoder();
-    this.child.stdout!.setEncoding('utf8');
-    this.child.stdout!.on('data', (chunk: string) => {
+    output.setEncoding('utf8');
+    output.on('data', (chunk: string) => {
       for (const body of decoder.push(chunk)) this.onFrame(body);
     });
     this.child.stderr!.setEncoding('utf8');
@@ -134,7 +165,7 @@ export class StormDriver {
   }
 
   private write(value: unknown): void {
-    this.child.stdin!.write(`${JSON.stringify(value)}\nend\n`);
+    this.input.write(`${JSON.stringify(value)}\nend\n`);
   }
 
   /** Sends one command and resolves with what it emitted, once its sync arrives. */
@@ -191,7 +222,7 @@ export class StormDriver {
   }
 
   closeStdin(): void {
-    this.child.stdin!.end();
+    this.input.end();
   }
 
   /** Stops the process politely (SIGTERM), SIGKILL after `graceMs`. */
@@ -201,6 +232,13 @@ export class StormDriver {
     const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  /** The counters of the process's last `stats:` log line. */
+  lastStats(): Record<string, number> | undefined {
+    const line = [...this.logs].reverse().find((l) => l.msg.startsWith('stats: '));
+    if (!line) return undefined;
+    return Object.fromEntries(line.msg.slice(7).split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)]));
   }
 
   logText(): string {

@@ -1,0 +1,216 @@
+/**
+ * Storm's two pipes, read and written with as little of Node's machinery per command as it takes.
+ *
+ * Storm sends one command and reads until its `sync`: every ack is a round trip. Through the event loop
+ * each one costs an epoll wake, a stream `data` event and a queued write. While Storm keeps sending, this
+ * reads the commands with blocking reads of its own descriptor of the stdin pipe and answers with
+ * blocking writes (Storm is reading then), giving the event loop a turn every `SLICE_MS` so the ZooKeeper
+ * client, the shard readers and the timers run. When Storm goes quiet, a watchdog thread ends the blocked
+ * read after `WATCHDOG_MS` by writing one NUL byte into the pipe (a byte no Storm frame can contain: JSON
+ * escapes it, UTF-8 never uses it) and the process waits in the event loop again until Storm speaks.
+ * Anything but pipes (sockets, files, a terminal) is served by the event loop alone.
+ */
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { Worker } from 'node:worker_threads';
+
+/** Longest run of commands answered without giving the event loop a turn. */
+export const SLICE_MS = 5;
+/** How long a blocking read may wait for Storm before the event loop gets the process back. */
+export const WATCHDOG_MS = 10;
+
+/** Shared with the watchdog: [blocked in a read (0/1), reads started, direct mode on (0/1)]. */
+const BLOCKED = 0;
+const STARTED = 1;
+const DIRECT = 2;
+
+/**
+ * The watchdog, run as a worker without an event loop. It sleeps while the direct mode is off; while it
+ * is on, it looks every period for a read that was already blocked a period ago and still is.
+ */
+const WATCHDOG_SOURCE = `
+const { workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const { state, stdinPath, periodMs } = workerData;
+for (;;) {
+  Atomics.wait(state, ${DIRECT}, 0);
+  const blocked = Atomics.load(state, ${BLOCKED});
+  const started = Atomics.load(state, ${STARTED});
+  Atomics.wait(state, ${DIRECT}, 1, periodMs);
+  if (blocked === 1 && Atomics.load(state, ${BLOCKED}) === 1 && Atomics.load(state, ${STARTED}) === started) {
+    try {
+      const fd = fs.openSync(stdinPath, 'w');
+      try { fs.writeSync(fd, Buffer.alloc(1)); } finally { fs.closeSync(fd); }
+    } catch {}
+  }
+}`;
+
+export interface StdioCounters {
+  /** Reads answered without the event loop. */
+  directReads: number;
+  /** Reads delivered by the event loop (stdin stream). */
+  loopReads: number;
+  /** Blocked reads the watchdog ended because Storm was quiet. */
+  watchdogWakes: number;
+}
+
+export interface StdioHandlers {
+  /** Text read from Storm, in order, whichever way it came. */
+  onText(text: string): void;
+  onEnd(): void;
+  /** stdout is gone (Storm died): nothing more can be said. */
+  onOutputError(err: Error): void;
+}
+
+/** A second descriptor of one of this process's pipes, or undefined when it is not a pipe. */
+function reopenPipe(fd: number, flags: 'r' | 'w'): number | undefined {
+  try {
+    if (!fstatSync(fd).isFIFO()) return undefined;
+    return openSync(`/proc/self/fd/${fd}`, flags);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Bytes read from Storm, in any pieces, as text: NUL bytes (the watchdog's wake-ups) dropped before
+ * decoding, so a wake-up landing inside a UTF-8 sequence split across two writes harms nothing.
+ */
+export class StdinText {
+  private readonly decoder = new StringDecoder('utf8');
+
+  push(chunk: Buffer): string {
+    return this.decoder.write(chunk.indexOf(0) === -1 ? chunk : Buffer.from(chunk.filter((byte) => byte !== 0)));
+  }
+}
+
+export class StormStdio {
+  readonly counters: StdioCounters = { directReads: 0, loopReads: 0, watchdogWakes: 0 };
+  private readonly text = new StdinText();
+  private direct: { stdin: number; stdout: number; state: Int32Array; buffer: Buffer; worker: Worker } | undefined;
+  private scheduled = false;
+  private stopped = false;
+  private ended = false;
+
+  constructor(private readonly handlers: StdioHandlers) {}
+
+  /** Starts reading stdin through the event loop. */
+  start(): void {
+    process.stdin.on('data', (chunk: Buffer) => {
+      this.counters.loopReads += 1;
+      this.deliver(chunk);
+      this.scheduleDirect();
+    });
+    process.stdin.on('end', () => this.end());
+    process.stdout.on('error', (err) => this.handlers.onOutputError(err));
+  }
+
+  /**
+   * Turns on direct reads and writes, if stdin and stdout are pipes. Returns why not, or undefined when
+   * it is on.
+   */
+  enableDirect(): string | undefined {
+    if (this.direct) return undefined;
+    const stdin = reopenPipe(0, 'r');
+    const stdout = reopenPipe(1, 'w');
+    if (stdin === undefined || stdout === undefined) {
+      for (const fd of [stdin, stdout]) if (fd !== undefined) closeSync(fd);
+      return 'stdin and stdout are not both pipes';
+    }
+    const state = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
+    let worker: Worker;
+    try {
+      worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { state, stdinPath: `/proc/${process.pid}/fd/0`, periodMs: WATCHDOG_MS } });
+    } catch (err) {
+      closeSync(stdin);
+      closeSync(stdout);
+      return `no watchdog thread: ${(err as Error).message}`;
+    }
+    worker.unref();
+    this.direct = { stdin, stdout, state, buffer: Buffer.allocUnsafe(64 * 1024), worker };
+    return undefined;
+  }
+
+  /**
+   * Writes frames. A reply (the frames answering a command, up to its sync) is written straight to the
+   * pipe while Storm reads it; anything else, or anything behind text Node still holds, goes through
+   * Node's stream so a quiet Storm never blocks the process.
+   */
+  write(text: string, reply: boolean): void {
+    if (reply && this.direct && process.stdout.writableLength === 0) {
+      try {
+        // A blocking pipe write takes it all (short only if a signal cuts in): encode only then.
+        const written = writeSync(this.direct.stdout, text);
+        if (written < Buffer.byteLength(text)) {
+          const bytes = Buffer.from(text);
+          for (let offset = written; offset < bytes.length; ) offset += writeSync(this.direct.stdout, bytes, offset);
+        }
+      } catch (err) {
+        this.handlers.onOutputError(err as Error);
+      }
+      return;
+    }
+    process.stdout.write(text);
+  }
+
+  /** Stops direct reads (shutting down: only the event loop from now on). */
+  stop(): void {
+    this.stopped = true;
+    if (this.direct) Atomics.store(this.direct.state, DIRECT, 0);
+  }
+
+  private deliver(chunk: Buffer): void {
+    const text = this.text.push(chunk);
+    if (text !== '') this.handlers.onText(text);
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stop();
+    this.handlers.onEnd();
+  }
+
+  private scheduleDirect(): void {
+    if (!this.direct || this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.readDirect();
+    });
+  }
+
+  /** Answers commands as they come for up to SLICE_MS, then lets the event loop run and comes back. */
+  private readDirect(): void {
+    const direct = this.direct!;
+    const { state, buffer } = direct;
+    Atomics.store(state, DIRECT, 1);
+    Atomics.notify(state, DIRECT);
+    const until = performance.now() + SLICE_MS;
+    // Something Node still has to write would wait behind a blocking read: let the event loop send it.
+    while (!this.stopped && process.stdout.writableLength === 0) {
+      Atomics.add(state, STARTED, 1);
+      Atomics.store(state, BLOCKED, 1);
+      let read: number;
+      try {
+        read = readSync(direct.stdin, buffer, 0, buffer.length, null);
+      } catch {
+        read = -1;
+      } finally {
+        Atomics.store(state, BLOCKED, 0);
+      }
+      if (read === 0) return this.end();
+      // Interrupted: the event loop reads instead.
+      if (read < 0) break;
+      this.counters.directReads += 1;
+      if (read === 1 && buffer[0] === 0) {
+        // The watchdog: Storm is quiet, wait for it in the event loop.
+        this.counters.watchdogWakes += 1;
+        break;
+      }
+      this.deliver(buffer.subarray(0, read));
+      if (performance.now() >= until) return this.scheduleDirect();
+    }
+    Atomics.store(state, DIRECT, 0);
+  }
+}
