@@ -28,7 +28,7 @@ test('steady flow: every record put is received once, with its fields, across wo
   const dir = scratch('steady');
   const all = await put(stream, 300, 'before');
   // Checkpoints written only at exit: the stop below must flush them.
-  const topology = start(stream, app, dir, { spout: { checkpointIntervalMs: 600_000 } });
+  const topology = start(stream, app, dir, { spout: { checkpointIntervalMs: 600_000, statsIntervalMs: 500 } });
   await withLogs(() => [topology], async () => {
     for (let batch = 0; batch < 4; batch += 1) {
       all.push(...(await put(stream, 100, `during-${batch}`)));
@@ -48,6 +48,11 @@ test('steady flow: every record put is received once, with its fields, across wo
       expect(processEnv(pid)).toMatchObject(AWS_ENV);
     }
     expect(process.env.AWS_ACCESS_KEY_ID).not.toBe(AWS_ENV.AWS_ACCESS_KEY_ID);
+
+    // ShellSpout's pipes (Java's ProcessBuilder) take the direct reads, not only the event loop.
+    await topology.waitFor('stats lines', () => topology.log().includes('stats: '));
+    const directReads = [...topology.log().matchAll(/stats: .* directReads=(\d+)/g)].map((m) => Number(m[1]));
+    expect(Math.max(...directReads)).toBeGreaterThan(0);
 
     await sleep(1_000); // the last acks
     // ShellSpout.close() SIGTERMs each spout (its last log lines go unread: Storm reads only in reply to a command).
