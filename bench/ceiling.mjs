@@ -1,17 +1,21 @@
 // The ceiling: a process that only answers the multilang protocol, emitting a ready-made batch per `next`.
-// Nothing a spout does can be faster than this on the same driver.
-import { writeFileSync } from 'node:fs';
+// Nothing a spout does can be faster than this on the same driver. CEILING_IO=blocking makes it the
+// floor of CPU per round trip: blocking reads and writes of the pipes and no event loop at all (which a
+// real spout cannot afford: it has ZooKeeper and Kinesis to serve).
+import { readSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 const batch = Number(process.env.CEILING_BATCH ?? 100);
 const payload = 'x'.repeat(Number(process.env.PAYLOAD_BYTES ?? 100));
+const blocking = process.env.CEILING_IO === 'blocking';
 let seq = 0;
 let buffer = '';
 let lines = [];
 let handshaken = false;
 
 function reply(text) {
-  process.stdout.write(text);
+  if (!blocking) return process.stdout.write(text);
+  for (let offset = 0, bytes = Buffer.from(text); offset < bytes.length; ) offset += writeSync(1, bytes, offset);
 }
 
 function onFrame(body) {
@@ -32,8 +36,7 @@ function onFrame(body) {
   reply(`${out}{"command":"sync"}\nend\n`);
 }
 
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
+function onText(chunk) {
   buffer += chunk;
   let nl;
   while ((nl = buffer.indexOf('\n')) !== -1) {
@@ -44,5 +47,14 @@ process.stdin.on('data', (chunk) => {
       lines = [];
     } else lines.push(line);
   }
-});
-process.stdin.on('end', () => process.exit(0));
+}
+
+if (blocking) {
+  const chunk = Buffer.alloc(64 * 1024);
+  for (let read; (read = readSync(0, chunk, 0, chunk.length, null)) > 0; ) onText(chunk.toString('utf8', 0, read));
+  process.exit(0);
+} else {
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', onText);
+  process.stdin.on('end', () => process.exit(0));
+}

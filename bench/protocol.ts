@@ -66,8 +66,11 @@ export async function measureProcess(script: string, conf: Record<string, unknow
   }
 }
 
-/** `spoutLoop` is the spout with `directStdio: false`: every command a trip through the event loop. */
-type Target = 'ceiling' | 'stormjs' | 'spout' | 'spoutLoop';
+/**
+ * `floor` is the ceiling with blocking reads and writes and no event loop: the least CPU a round trip
+ * costs on this machine. `spoutLoop` is the spout with `directStdio: false`.
+ */
+type Target = 'ceiling' | 'floor' | 'stormjs' | 'spout' | 'spoutLoop';
 
 interface TargetFigures {
   tuplesPerSecond: Summary;
@@ -79,6 +82,7 @@ interface TargetFigures {
 export interface ProtocolFigures {
   payloadBytes: number;
   ceiling: TargetFigures;
+  floor: TargetFigures;
   stormjs?: TargetFigures;
   spout: TargetFigures;
   spoutLoop: TargetFigures;
@@ -94,6 +98,7 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, rounds: n
   const spout = await buildSyntheticSpout(root);
   const scripts: Partial<Record<Target, string>> = {
     ceiling: join(root, 'bench/ceiling.mjs'),
+    floor: join(root, 'bench/ceiling.mjs'),
     spout,
     spoutLoop: spout,
     ...(stormJs ? { stormjs: join(root, 'bench/stormjsSpout.js') } : {}),
@@ -101,7 +106,7 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, rounds: n
   const targets = Object.keys(scripts) as Target[];
   const figures: ProtocolFigures[] = [];
   for (const payload of [100, 1024]) {
-    const runs: Record<Target, Run[]> = { ceiling: [], stormjs: [], spout: [], spoutLoop: [] };
+    const runs: Record<Target, Run[]> = { ceiling: [], floor: [], stormjs: [], spout: [], spoutLoop: [] };
     for (let round = 0; round < rounds; round += 1) {
       // A different order each round, so drift in the machine's load does not favour one target.
       const order = targets.map((_, i) => targets[(i + round) % targets.length]);
@@ -113,7 +118,8 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, rounds: n
           maxRecordsInMemory: 100_000,
           directStdio: target !== 'spoutLoop',
         });
-        const run = await measureProcess(scripts[target]!, conf, { PAYLOAD_BYTES: String(payload), CEILING_BATCH: String(BATCH), STORM_JS: stormJs ?? '' }, seconds);
+        const env = { PAYLOAD_BYTES: String(payload), CEILING_BATCH: String(BATCH), STORM_JS: stormJs ?? '', CEILING_IO: target === 'floor' ? 'blocking' : 'events' };
+        const run = await measureProcess(scripts[target]!, conf, env, seconds);
         runs[target].push(run);
         log(`protocol ${payload} B round ${round + 1} ${target}: ${run.tuplesPerSecond} tuples/s, ${run.cpuMicrosPerTuple} us CPU/tuple`);
       }
@@ -128,6 +134,7 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, rounds: n
     figures.push({
       payloadBytes: payload,
       ceiling: figuresOf(runs.ceiling),
+      floor: figuresOf(runs.floor),
       spout: figuresOf(runs.spout),
       spoutLoop: figuresOf(runs.spoutLoop),
       directCpuToLoop: cpuRatio(runs.spout, runs.spoutLoop),

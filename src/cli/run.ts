@@ -25,6 +25,7 @@ const stdio = new StormStdio({
   onText,
   onEnd: () => stop('stdin closed: Storm is gone'),
   onOutputError: () => void shutdown('stdout closed'),
+  onWarning: (message) => out.log(message, LogLevel.Warn),
 });
 const out = new StormOutput((text, reply) => stdio.write(text, reply));
 const logger: Logger = {

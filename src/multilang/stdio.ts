@@ -60,6 +60,8 @@ export interface StdioHandlers {
   onEnd(): void;
   /** stdout is gone (Storm died): nothing more can be said. */
   onOutputError(err: Error): void;
+  /** Something Storm's log should show. */
+  onWarning(message: string): void;
 }
 
 /** A second descriptor of one of this process's pipes, or undefined when it is not a pipe. */
@@ -127,6 +129,9 @@ export class StormStdio {
       return `no watchdog thread: ${(err as Error).message}`;
     }
     worker.unref();
+    // Without its watchdog, a blocking read could hold the process for as long as Storm is quiet.
+    worker.on('error', (err) => this.disableDirect(worker, `the watchdog thread failed (${err.message})`));
+    worker.on('exit', (code) => this.disableDirect(worker, `the watchdog thread exited (code ${code})`));
     this.direct = { stdin, stdout, state, buffer: Buffer.allocUnsafe(64 * 1024), worker };
     return undefined;
   }
@@ -151,6 +156,16 @@ export class StormStdio {
       return;
     }
     process.stdout.write(text);
+  }
+
+  /** Back to the event loop for good (called from the event loop, so never during a blocking read). */
+  private disableDirect(worker: Worker, why: string): void {
+    if (this.direct?.worker !== worker) return;
+    closeSync(this.direct.stdin);
+    closeSync(this.direct.stdout);
+    this.direct = undefined;
+    void worker.terminate();
+    this.handlers.onWarning(`answering Storm through the event loop only from now on: ${why}`);
   }
 
   /** Stops direct reads (shutting down: only the event loop from now on). */
@@ -182,7 +197,8 @@ export class StormStdio {
 
   /** Answers commands as they come for up to SLICE_MS, then lets the event loop run and comes back. */
   private readDirect(): void {
-    const direct = this.direct!;
+    const direct = this.direct;
+    if (!direct) return;
     const { state, buffer } = direct;
     Atomics.store(state, DIRECT, 1);
     Atomics.notify(state, DIRECT);
@@ -194,14 +210,16 @@ export class StormStdio {
       let read: number;
       try {
         read = readSync(direct.stdin, buffer, 0, buffer.length, null);
-      } catch {
-        read = -1;
+      } catch (err) {
+        Atomics.store(state, DIRECT, 0);
+        const code = (err as NodeJS.ErrnoException).code;
+        // Interrupted: the event loop reads instead, this time.
+        if (code !== 'EINTR' && code !== 'EAGAIN') this.disableDirect(direct.worker, `reading stdin failed (${code ?? String(err)})`);
+        return;
       } finally {
         Atomics.store(state, BLOCKED, 0);
       }
       if (read === 0) return this.end();
-      // Interrupted: the event loop reads instead.
-      if (read < 0) break;
       this.counters.directReads += 1;
       if (read === 1 && buffer[0] === 0) {
         // The watchdog: Storm is quiet, wait for it in the event loop.
