@@ -100,8 +100,8 @@ export class StormStdio {
   start(): void {
     process.stdin.on('data', (chunk: Buffer) => {
       this.counters.loopReads += 1;
-      this.deliver(chunk);
-      this.scheduleDirect();
+      // A late wake-up alone is no sign that Storm is busy again.
+      if (this.deliver(chunk)) this.scheduleDirect();
     });
     process.stdin.on('end', () => this.end());
     process.stdout.on('error', (err) => this.handlers.onOutputError(err));
@@ -174,9 +174,11 @@ export class StormStdio {
     if (this.direct) Atomics.store(this.direct.state, DIRECT, 0);
   }
 
-  private deliver(chunk: Buffer): void {
+  /** Hands on what `chunk` completes; false when that is nothing. */
+  private deliver(chunk: Buffer): boolean {
     const text = this.text.push(chunk);
     if (text !== '') this.handlers.onText(text);
+    return text !== '';
   }
 
   private end(): void {
