@@ -54,6 +54,36 @@ export function spoutConf(services: Services, streamName: string, applicationNam
   };
 }
 
+/**
+ * The hooks a test file of spout processes needs: servers started once for the file (`services`, set
+ * once its tests run) and every process `spout` started stopped after each test.
+ */
+export function spoutSuite() {
+  let services: Services | undefined;
+  const drivers: StormDriver[] = [];
+  beforeAll(async () => {
+    services = await startServices();
+  });
+  afterEach(async () => {
+    await Promise.all(drivers.splice(0).map((d) => d.stop(2_000)));
+  });
+  afterAll(async () => {
+    await services?.stop();
+  });
+  const suite = {
+    get services(): Services {
+      if (!services) throw new Error('the servers start with the first test');
+      return services;
+    },
+    async spout(streamName: string, applicationName: string, overrides: Record<string, unknown> = {}, options: Partial<DriverOptions> = {}): Promise<StormDriver> {
+      const driver = await startSpout(suite.services, streamName, applicationName, overrides, options);
+      drivers.push(driver);
+      return driver;
+    },
+  };
+  return suite;
+}
+
 export async function startSpout(services: Services, streamName: string, applicationName: string, overrides: Record<string, unknown> = {}, options: Partial<DriverOptions> = {}): Promise<StormDriver> {
   return StormDriver.start({ ...options, conf: { 'kinesis.spout': spoutConf(services, streamName, applicationName, overrides), ...options.conf } });
 }

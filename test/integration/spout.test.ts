@@ -1,29 +1,11 @@
 /** The spout process driven as ShellSpout drives it, against real ZooKeeper and kinesis-local. */
 import { DeleteStreamCommand, ListStreamsCommand } from '@aws-sdk/client-kinesis';
 import { createStream, listAllShards, putRecords, splitShard, type PutResult } from '../helpers/kinesisAdmin';
-import { idsOf, pumpAll, readJson, startServices, startSpout, stateBase, uniqueName, waitFor, type Services } from '../helpers/fixture';
-import type { Emit, StormDriver } from '../helpers/stormDriver';
+import { idsOf, pumpAll, readJson, spoutSuite, stateBase, uniqueName, waitFor } from '../helpers/fixture';
+import type { Emit } from '../helpers/stormDriver';
 
-let services: Services;
-const drivers: StormDriver[] = [];
-
-beforeAll(async () => {
-  services = await startServices();
-});
-
-afterEach(async () => {
-  await Promise.all(drivers.splice(0).map((d) => d.stop(2_000)));
-});
-
-afterAll(async () => {
-  await services?.stop();
-});
-
-async function spout(stream: string, app: string, overrides: Record<string, unknown> = {}, options = {}): Promise<StormDriver> {
-  const driver = await startSpout(services, stream, app, overrides, options);
-  drivers.push(driver);
-  return driver;
-}
+const suite = spoutSuite();
+const { spout } = suite;
 
 function records(n: number, prefix = 'r', keys = 16): { partitionKey: string; data: string }[] {
   return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % keys}`, data: JSON.stringify({ n: i, prefix }) }));
@@ -33,7 +15,7 @@ const idOf = (r: PutResult) => `${r.shardId}:${r.sequenceNumber}`;
 
 async function newStream(shards: number): Promise<string> {
   const stream = uniqueName('stream');
-  await createStream(services.client, stream, shards);
+  await createStream(suite.services.client, stream, shards);
   return stream;
 }
 
@@ -46,7 +28,7 @@ function expectAllDelivered(put: PutResult[], emits: Emit[]): void {
 
 test('every record put is emitted once, with the declared tuple fields and a shard-tagged message id', async () => {
   const stream = await newStream(2);
-  const put = await putRecords(services.client, stream, records(300));
+  const put = await putRecords(suite.services.client, stream, records(300));
   const driver = await spout(stream, uniqueName('app'));
   await driver.pump(() => new Set(idsOf(driver.emits)).size >= put.length, { timeoutMs: 30_000 });
   expectAllDelivered(put, driver.emits);
@@ -68,15 +50,15 @@ test('every record put is emitted once, with the declared tuple fields and a sha
 test('acks move the checkpoint; a restarted process resumes after it', async () => {
   const stream = await newStream(1);
   const app = uniqueName('app');
-  const first = await putRecords(services.client, stream, records(100));
+  const first = await putRecords(suite.services.client, stream, records(100));
   const driver = await spout(stream, app);
   await driver.pump(() => driver.emits.length >= first.length);
-  const [shardId] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);
+  const [shardId] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
   const checkpoint = `${stateBase(stream, app)}/checkpoints/${shardId}`;
-  await waitFor('checkpoint after the last ack', async () => ((await readJson(services.inspector, checkpoint))?.position as { sequenceNumber?: string })?.sequenceNumber === first[99].sequenceNumber);
+  await waitFor('checkpoint after the last ack', async () => ((await readJson(suite.services.inspector, checkpoint))?.position as { sequenceNumber?: string })?.sequenceNumber === first[99].sequenceNumber);
   await driver.stop();
 
-  const second = await putRecords(services.client, stream, records(50, 's'));
+  const second = await putRecords(suite.services.client, stream, records(50, 's'));
   const restarted = await spout(stream, app);
   await restarted.pump(() => restarted.emits.length >= second.length);
   await new Promise((r) => setTimeout(r, 500));
@@ -87,10 +69,10 @@ test('acks move the checkpoint; a restarted process resumes after it', async () 
 test('a process killed before its first checkpoint, with LATEST, loses nothing written after the first start', async () => {
   const stream = await newStream(2);
   const app = uniqueName('app');
-  await putRecords(services.client, stream, records(20, 'before'));
+  await putRecords(suite.services.client, stream, records(20, 'before'));
   const driver = await spout(stream, app, { initialPosition: 'LATEST' });
   await waitFor('leases taken', () => driver.logs.filter((l) => l.msg.includes('lease on')).length === 2);
-  const put = await putRecords(services.client, stream, records(60, 'after'));
+  const put = await putRecords(suite.services.client, stream, records(60, 'after'));
   // Emitted but never acked: no checkpoint has moved when the process dies.
   await driver.pump(() => driver.emits.length >= 10, { onEmit: () => undefined });
   driver.signal('SIGKILL');
@@ -104,7 +86,7 @@ test('a process killed before its first checkpoint, with LATEST, loses nothing w
 
 test('failed tuples are re-emitted with the same id until acked; a finite retry limit reports and skips', async () => {
   const stream = await newStream(1);
-  const put = await putRecords(services.client, stream, records(30));
+  const put = await putRecords(suite.services.client, stream, records(30));
   const driver = await spout(stream, uniqueName('app'), { retry: { initialBackoffMs: 10, maxBackoffMs: 50 } });
   const failedOnce = new Set<string>();
   const acked = new Set<string>();
@@ -131,7 +113,7 @@ test('failed tuples are re-emitted with the same id until acked; a finite retry 
 test('two and three processes share a stream: every shard read, none by two processes at once, balanced', async () => {
   const stream = await newStream(6);
   const app = uniqueName('app');
-  const put = await putRecords(services.client, stream, records(600, 'r', 64));
+  const put = await putRecords(suite.services.client, stream, records(600, 'r', 64));
   const group = await Promise.all([1, 2, 3].map((taskId) => spout(stream, app, {}, { taskId, componentTasks: [1, 2, 3] })));
   const emittedAt = new Map<string, { pid: number; at: number }[]>();
   const all = () => group.flatMap((d) => d.emits);
@@ -155,8 +137,8 @@ test('two and three processes share a stream: every shard read, none by two proc
   }
   const leases = async () => {
     const base = stateBase(stream, app);
-    const names = await services.inspector.getChildren(`${base}/leases`);
-    const owners = await Promise.all(names.map(async (n) => (await readJson(services.inspector, `${base}/leases/${n}`))?.owner as string));
+    const names = await suite.services.inspector.getChildren(`${base}/leases`);
+    const owners = await Promise.all(names.map(async (n) => (await readJson(suite.services.inspector, `${base}/leases/${n}`))?.owner as string));
     return owners;
   };
   const owners = await waitFor('balanced leases', async () => {
@@ -170,19 +152,19 @@ test('two and three processes share a stream: every shard read, none by two proc
 test('deactivate, split, activate: the children are read, nothing lost, parent before child', async () => {
   const stream = await newStream(1);
   const app = uniqueName('app');
-  const before = await putRecords(services.client, stream, records(100, 'before'));
+  const before = await putRecords(suite.services.client, stream, records(100, 'before'));
   const driver = await spout(stream, app);
   await driver.pump(() => driver.emits.length >= before.length);
   await driver.deactivate();
-  const [parent] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);
-  const children = await splitShard(services.client, stream, parent);
-  const after = await putRecords(services.client, stream, records(200, 'after'));
+  const [parent] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
+  const children = await splitShard(suite.services.client, stream, parent);
+  const after = await putRecords(suite.services.client, stream, records(200, 'after'));
   expect(new Set(after.map((r) => r.shardId))).toEqual(new Set(children));
   // Storm sends no next while deactivated; acks still arrive.
   await driver.activate();
   await driver.pump(() => new Set(idsOf(driver.emits)).size >= before.length + after.length, { timeoutMs: 30_000 });
   expectAllDelivered([...before, ...after], driver.emits);
-  const finished = await services.inspector.getChildren(`${stateBase(stream, app)}/finished`);
+  const finished = await suite.services.inspector.getChildren(`${stateBase(stream, app)}/finished`);
   expect(finished).toEqual([parent]);
   const firstChild = driver.emits.findIndex((e) => children.includes(e.id.split(':')[0]));
   expect(driver.emits.slice(firstChild).some((e) => e.id.startsWith(`${parent}:`))).toBe(false);
@@ -191,7 +173,7 @@ test('deactivate, split, activate: the children are read, nothing lost, parent b
 test.each(['SIGTERM', 'EOF'])('%s: checkpoints flushed, leases and membership given up, prompt exit', async (how) => {
   const stream = await newStream(2);
   const app = uniqueName('app');
-  const put = await putRecords(services.client, stream, records(80));
+  const put = await putRecords(suite.services.client, stream, records(80));
   const driver = await spout(stream, app, { checkpointIntervalMs: 60_000 });
   await driver.pump(() => driver.emits.length >= put.length);
   const started = Date.now();
@@ -201,11 +183,11 @@ test.each(['SIGTERM', 'EOF'])('%s: checkpoints flushed, leases and membership gi
   expect(exit.code).toBe(0);
   expect(Date.now() - started).toBeLessThan(5_000);
   const base = stateBase(stream, app);
-  expect(await services.inspector.getChildren(`${base}/leases`)).toEqual([]);
-  expect(await services.inspector.getChildren(`${base}/members`)).toEqual([]);
+  expect(await suite.services.inspector.getChildren(`${base}/leases`)).toEqual([]);
+  expect(await suite.services.inspector.getChildren(`${base}/members`)).toEqual([]);
   for (const shardId of new Set(put.map((r) => r.shardId))) {
     const last = put.filter((r) => r.shardId === shardId).pop()!;
-    expect((await readJson(services.inspector, `${base}/checkpoints/${shardId}`))?.position).toEqual({ kind: 'AFTER', sequenceNumber: last.sequenceNumber });
+    expect((await readJson(suite.services.inspector, `${base}/checkpoints/${shardId}`))?.position).toEqual({ kind: 'AFTER', sequenceNumber: last.sequenceNumber });
   }
 });
 
@@ -248,7 +230,7 @@ test('acks and fails for unknown ids, and garbage ids, are answered without erro
 
 test('memory stays bounded: prefetched plus in-flight records never exceed maxRecordsInMemory', async () => {
   const stream = await newStream(4);
-  const put = await putRecords(services.client, stream, records(400));
+  const put = await putRecords(suite.services.client, stream, records(400));
   const cap = 50;
   const driver = await spout(stream, uniqueName('app'), { maxRecordsInMemory: cap, maxRecordsPerRequest: 30 });
   // Nothing acked: the spout can only emit what fits under the cap.
@@ -266,10 +248,10 @@ describe('when children may be read (ordering)', () => {
   /** Reads a split stream acking nothing from the parent: which children's records come out? */
   async function childrenEmittedWhileParentUnacked(ordering: string): Promise<number> {
     const stream = await newStream(1);
-    const [parent] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);
-    await putRecords(services.client, stream, records(40, 'parent'));
-    const children = await splitShard(services.client, stream, parent);
-    await putRecords(services.client, stream, records(40, 'child'));
+    const [parent] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
+    await putRecords(suite.services.client, stream, records(40, 'parent'));
+    const children = await splitShard(suite.services.client, stream, parent);
+    await putRecords(suite.services.client, stream, records(40, 'child'));
     const driver = await spout(stream, uniqueName('app'), { ordering });
     const fromChildren = () => driver.emits.filter((e) => children.includes(e.id.split(':')[0])).length;
     const fromParent = () => driver.emits.filter((e) => e.id.startsWith(`${parent}:`)).length;
@@ -301,12 +283,12 @@ test('what ZooKeeper holds about shards gone from the stream is removed after tw
   const driver = await spout(stream, app, { shardSyncIntervalMs: 1_000 });
   await waitFor('lease taken', () => driver.logs.some((l) => l.msg.startsWith('lease on')));
   const ghost = 'shardId-000000099999';
-  for (const kind of ['checkpoints', 'finished']) await services.inspector.create(`${base}/${kind}/${ghost}`, Buffer.from('{"v":1}'), 'persistent');
+  for (const kind of ['checkpoints', 'finished']) await suite.services.inspector.create(`${base}/${kind}/${ghost}`, Buffer.from('{"v":1}'), 'persistent');
   await driver.pump(() => driver.logs.some((l) => l.msg.includes(`forgot 1 shard(s) no longer in the stream: ${ghost}`)), { timeoutMs: 30_000 });
-  expect(await services.inspector.getChildren(`${base}/checkpoints`)).not.toContain(ghost);
-  expect(await services.inspector.getChildren(`${base}/finished`)).toEqual([]);
+  expect(await suite.services.inspector.getChildren(`${base}/checkpoints`)).not.toContain(ghost);
+  expect(await suite.services.inspector.getChildren(`${base}/finished`)).toEqual([]);
   // The live shard's checkpoint is kept.
-  expect(await services.inspector.getChildren(`${base}/checkpoints`)).toHaveLength(1);
+  expect(await suite.services.inspector.getChildren(`${base}/checkpoints`)).toHaveLength(1);
 });
 
 test('a stream deleted and re-created under the same name is refused with a clear message', async () => {
@@ -315,11 +297,11 @@ test('a stream deleted and re-created under the same name is refused with a clea
   const first = await spout(stream, app);
   await waitFor('bootstrap and lease', () => first.logs.some((l) => l.msg.startsWith('lease on')));
   await first.stop();
-  await services.client.send(new DeleteStreamCommand({ StreamName: stream }));
-  await waitFor('the stream gone', async () => (await services.client.send(new ListStreamsCommand({}))).StreamNames?.includes(stream) === false);
+  await suite.services.client.send(new DeleteStreamCommand({ StreamName: stream }));
+  await waitFor('the stream gone', async () => (await suite.services.client.send(new ListStreamsCommand({}))).StreamNames?.includes(stream) === false);
   await new Promise((r) => setTimeout(r, 1_100)); // a creation time that differs at second resolution too
-  await createStream(services.client, stream, 1);
-  await putRecords(services.client, stream, records(5));
+  await createStream(suite.services.client, stream, 1);
+  await putRecords(suite.services.client, stream, records(5));
   const second = await spout(stream, app);
   await waitFor('the refusal', () => second.errors.some((e) => e.startsWith('refusing to read')), 15_000);
   expect(second.errors[0]).toMatch(/was deleted and re-created: remove that ZooKeeper path to start over, or use another applicationName/);

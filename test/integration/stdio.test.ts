@@ -3,23 +3,10 @@
  * the event loop while Storm is quiet, and the event loop alone where stdin and stdout are not pipes.
  */
 import { createStream, putRecords } from '../helpers/kinesisAdmin';
-import { idsOf, readJson, startServices, startSpout, stateBase, uniqueName, waitFor, type Services } from '../helpers/fixture';
-import type { DriverOptions, StormDriver } from '../helpers/stormDriver';
+import { idsOf, readJson, spoutSuite, stateBase, uniqueName, waitFor } from '../helpers/fixture';
+import type { DriverOptions } from '../helpers/stormDriver';
 
-let services: Services;
-const drivers: StormDriver[] = [];
-
-beforeAll(async () => {
-  services = await startServices();
-});
-
-afterEach(async () => {
-  await Promise.all(drivers.splice(0).map((d) => d.stop(2_000)));
-});
-
-afterAll(async () => {
-  await services?.stop();
-});
+const suite = spoutSuite();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,11 +17,10 @@ function records(n: number, prefix: string): { partitionKey: string; data: strin
 
 async function setUp(overrides: Record<string, unknown>, options: Partial<DriverOptions> = {}) {
   const stream = uniqueName('stream');
-  await createStream(services.client, stream, 1);
+  await createStream(suite.services.client, stream, 1);
   const app = uniqueName('app');
-  const put = await putRecords(services.client, stream, records(300, 'a'));
-  const driver = await startSpout(services, stream, app, { maxEmitPerNext: 300, statsIntervalMs: 100, ...overrides }, options);
-  drivers.push(driver);
+  const put = await putRecords(suite.services.client, stream, records(300, 'a'));
+  const driver = await suite.spout(stream, app, { maxEmitPerNext: 300, statsIntervalMs: 100, ...overrides }, options);
   await driver.pump(() => driver.emits.length >= put.length);
   expect(new Set(idsOf(driver.emits))).toEqual(new Set(put.map((r) => `${r.shardId}:${r.sequenceNumber}`)));
   expect(driver.emits.map((e) => (e.tuple[1] as string).split('-')[1])).toEqual(put.map((_, i) => String(i)));
@@ -43,7 +29,7 @@ async function setUp(overrides: Record<string, unknown>, options: Partial<Driver
 
 test('on pipes, commands are answered directly; when Storm goes quiet the event loop gets the process back', async () => {
   const sessionTimeoutMs = 2_000;
-  const { stream, app, put, driver } = await setUp({ zookeeper: { connect: services.zk.connectString, sessionTimeoutMs, root: '/it' }, checkpointIntervalMs: 100 });
+  const { stream, app, put, driver } = await setUp({ zookeeper: { connect: suite.services.zk.connectString, sessionTimeoutMs, root: '/it' }, checkpointIntervalMs: 100 });
   const busy = driver.lastStats()!;
   expect(busy.directReads).toBeGreaterThan(busy.loopReads);
 
@@ -54,10 +40,10 @@ test('on pipes, commands are answered directly; when Storm goes quiet the event 
   expect(driver.logs.filter((l) => l.msg.startsWith('stats: ')).length - statsBefore).toBeGreaterThanOrEqual(10);
   expect(driver.lastStats()!.watchdogWakes).toBeGreaterThan(busy.watchdogWakes);
   const last = put[put.length - 1];
-  expect((await readJson(services.inspector, `${stateBase(stream, app)}/checkpoints/${last.shardId}`))?.position).toEqual({ kind: 'AFTER', sequenceNumber: last.sequenceNumber });
+  expect((await readJson(suite.services.inspector, `${stateBase(stream, app)}/checkpoints/${last.shardId}`))?.position).toEqual({ kind: 'AFTER', sequenceNumber: last.sequenceNumber });
 
   // Storm speaks again: the same session, the same lease, the records put meanwhile.
-  const more = await putRecords(services.client, stream, records(20, 'b'));
+  const more = await putRecords(suite.services.client, stream, records(20, 'b'));
   await driver.pump(() => driver.emits.length >= put.length + more.length);
   expect(driver.logs.map((l) => l.msg).filter((m) => /expired|disconnected|no longer ours/.test(m))).toEqual([]);
   expect(driver.errors).toEqual([]);
