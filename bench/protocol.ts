@@ -72,7 +72,7 @@ export async function measureProcess(script: string, conf: Record<string, unknow
  */
 type Target = 'ceiling' | 'floor' | 'stormjs' | 'spout' | 'spoutLoop';
 
-interface TargetFigures {
+export interface TargetFigures {
   tuplesPerSecond: Summary;
   cpuMicrosPerTuple: Summary;
   /** Throughput as a share of the ceiling's, round by round. */

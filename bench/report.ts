@@ -1,5 +1,5 @@
 /** The benchmark report's shape, and the README section made from it. */
-import type { ProtocolFigures, ScalingFigures } from './protocol';
+import type { ProtocolFigures, ScalingFigures, TargetFigures } from './protocol';
 import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
 import type { Summary } from './lib';
@@ -34,10 +34,10 @@ function sections(r: Report): string[] {
     );
     out.push('| payload | process | tuples/s | of the ceiling | µs CPU per tuple |', '|---|---|---|---|---|');
     for (const p of r.protocol) {
-      const row = (name: string, t: { tuplesPerSecond: Summary; cpuMicrosPerTuple: Summary; toCeiling: Summary }) =>
+      const row = (name: string, t: TargetFigures) =>
         out.push(`| ${p.payloadBytes} B | ${name} | ${range(t.tuplesPerSecond)} | ${pct(t.toCeiling)} | ${range(t.cpuMicrosPerTuple)} |`);
       row('ceiling', p.ceiling);
-      if (p.floor) row('floor: the ceiling with blocking pipe I/O and no event loop', p.floor);
+      row('floor: the ceiling with blocking pipe I/O and no event loop', p.floor);
       if (p.stormjs) row('storm.js (Storm\'s library)', p.stormjs);
       row('kinesis-shell-spout, `directStdio: false`', p.spoutLoop);
       row('**kinesis-shell-spout** (default)', p.spout);
