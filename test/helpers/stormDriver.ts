@@ -5,6 +5,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FrameDecoder } from '../../src/multilang/frames';
@@ -70,7 +71,7 @@ export class StormDriver {
   readonly stderr: string[] = [];
   pid = 0;
   private readonly child: ChildProcess;
-  private readonly input: NodeJS.WritableStream & { on(event: 'error', listener: () => void): unknown; end(): unknown };
+  private readonly input: Writable;
   private waiting: { resolve: (emits: Emit[]) => void; emits: Emit[] } | undefined;
   private pidWaiter: ((pid: number) => void) | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -88,7 +89,7 @@ export class StormDriver {
       env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
     });
     live.add(this.child);
-    let output: NodeJS.ReadableStream;
+    let output: Readable;
     if (pipes) {
       // The child's ends are the child's alone: kept open here, neither side would ever see end of file.
       closeSync(pipes.stdin.read);
@@ -101,6 +102,7 @@ export class StormDriver {
     }
     this.exited = new Promise((done) => this.child.on('exit', (code, signal) => {
       live.delete(this.child);
+      this.input.destroy();
       this.waiting?.resolve(this.waiting.emits);
       done({ code, signal });
     }));
