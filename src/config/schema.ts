@@ -63,7 +63,7 @@ export const configSchema = {
     handoffTimeoutMs: positiveMs('How long a task giving a shard away waits for its in-flight acks before checkpointing and releasing.', 5_000, 0),
     directStdio: {
       type: 'boolean', default: true,
-      description: 'While Storm keeps sending commands, answer them with blocking reads and writes of the pipes instead of a trip through Node\'s event loop per command (the loop still runs every 5 ms, and within 10 ms when Storm goes quiet). `false`: event loop only.',
+      description: 'While Storm keeps sending commands, answer them with blocking reads and writes of the pipes instead of a trip through Node\'s event loop per command (the loop still runs every 5 ms, and within 20 ms when Storm goes quiet). `false`: event loop only.',
     },
     statsIntervalMs: positiveMs('How often cumulative counters (tuples, Kinesis calls, checkpoint writes, shards held, records in memory) are logged.', 60_000, 100),
     retry: {

@@ -6,7 +6,7 @@
  * reads the commands with blocking reads of its own descriptor of the stdin pipe and answers with
  * blocking writes (Storm is reading then), giving the event loop a turn every `SLICE_MS` so the ZooKeeper
  * client, the shard readers and the timers run. When Storm goes quiet, a watchdog thread ends the blocked
- * read after `WATCHDOG_MS` by writing one NUL byte into the pipe (a byte no Storm frame can contain: JSON
+ * read within 2 × `WATCHDOG_MS` by writing one NUL byte into the pipe (a byte no Storm frame can contain: JSON
  * escapes it, UTF-8 never uses it) and the process waits in the event loop again until Storm speaks.
  * Anything but pipes (sockets, files, a terminal) is served by the event loop alone.
  */
@@ -15,9 +15,9 @@ import { StringDecoder } from 'node:string_decoder';
 import { Worker } from 'node:worker_threads';
 
 /** Longest run of commands answered without giving the event loop a turn. */
-export const SLICE_MS = 5;
-/** How long a blocking read may wait for Storm before the event loop gets the process back. */
-export const WATCHDOG_MS = 10;
+const SLICE_MS = 5;
+/** A blocking read that waited this long for Storm (up to twice this) gives the process back to the event loop. */
+const WATCHDOG_MS = 10;
 
 /** Shared with the watchdog: [blocked in a read (0/1), reads started, direct mode on (0/1)]. */
 const BLOCKED = 0;
