@@ -59,6 +59,18 @@ function producer(client: KinesisClient, stream: string): { stop(): Promise<void
   };
 }
 
+/** Runs `work` while records are put and every driver is pumped; stops both however `work` ends. */
+async function withTraffic<T>(client: KinesisClient, stream: string, drivers: StormDriver[], work: (pumped: Pumped) => Promise<T>): Promise<T> {
+  const pumped = pumpAll(drivers);
+  const produce = producer(client, stream);
+  try {
+    return await work(pumped);
+  } finally {
+    await produce.stop();
+    await pumped.stop();
+  }
+}
+
 const shardOf = (id: string) => id.split(':')[0];
 
 export interface ReshardFigures {
@@ -74,9 +86,7 @@ export async function reshardBench(zk: ZooKeeperServer, kinesis: KinesisServer, 
     await createStream(client, stream, 1);
     const [parent] = (await listAllShards(client, stream)).map((s) => s.ShardId!);
     const driver = await StormDriver.start({ conf: benchConf(zk, kinesis, stream, `split-${run}`) });
-    const pumped = pumpAll([driver]);
-    const produce = producer(client, stream);
-    try {
+    await withTraffic(client, stream, [driver], async (pumped) => {
       while (pumped.emits.length < 50) await sleep(50);
       const splitAt = performance.now();
       const children = await splitShard(client, stream, parent);
@@ -86,10 +96,7 @@ export async function reshardBench(zk: ZooKeeperServer, kinesis: KinesisServer, 
       pickup.push(firstChild - splitAt);
       afterAck.push(firstChild - lastParentAck);
       log(`reshard run ${run + 1}: split → first child emit ${Math.round(firstChild - splitAt)} ms, parent's last ack → first child emit ${Math.round(firstChild - lastParentAck)} ms`);
-    } finally {
-      await produce.stop();
-      await pumped.stop();
-    }
+    });
   }
   return { splitToFirstChildEmitMs: summarize(pickup), parentLastAckToFirstChildEmitMs: summarize(afterAck) };
 }
@@ -105,11 +112,9 @@ export async function failoverBench(zk: ZooKeeperServer, kinesis: KinesisServer,
   for (let run = 0; run < runs; run += 1) {
     const stream = `bench-kill-${process.pid}-${run}`;
     await createStream(client, stream, 6);
-    const drivers = [];
+    const drivers: StormDriver[] = [];
     for (const taskId of [1, 2, 3]) drivers.push(await StormDriver.start({ conf: benchConf(zk, kinesis, stream, `kill-${run}`), taskId, componentTasks: [1, 2, 3] }));
-    const pumped = pumpAll(drivers);
-    const produce = producer(client, stream);
-    try {
+    await withTraffic(client, stream, drivers, async (pumped) => {
       await sleep(4_000);
       const victim = drivers[1];
       const orphans = new Set(pumped.emits.filter((e) => e.pid === victim.pid).map((e) => shardOf(e.emit.id)));
@@ -120,13 +125,11 @@ export async function failoverBench(zk: ZooKeeperServer, kinesis: KinesisServer,
       const took = Math.max(...(resumedAt() as number[])) - killedAt;
       await sleep(2_000);
       const ids = pumped.emits.map((e) => e.emit.id);
+      const duplicated = ids.length - new Set(ids).size;
       resume.push(took);
-      duplicates.push(ids.length - new Set(ids).size);
-      log(`failover run ${run + 1}: ${orphans.size} orphaned shard(s) emitted again ${Math.round(took)} ms after SIGKILL; ${ids.length - new Set(ids).size} duplicate(s)`);
-    } finally {
-      await produce.stop();
-      await pumped.stop();
-    }
+      duplicates.push(duplicated);
+      log(`failover run ${run + 1}: ${orphans.size} orphaned shard(s) emitted again ${Math.round(took)} ms after SIGKILL; ${duplicated} duplicate(s)`);
+    });
   }
   return { killToResumeMs: summarize(resume), duplicatesPerKill: summarize(duplicates) };
 }

@@ -38,6 +38,8 @@ export class OwnedShard {
   fetched = 0;
   /** When the end of the shard was reached (monotonic ms). */
   endedAt: number | undefined;
+  /** Failed records that will not be re-emitted here: the shard is being handed over (the taker re-reads them). */
+  abandoned = 0;
 
   constructor(readonly shardId: string, now: number) {
     this.acquiredAt = now;
@@ -121,9 +123,6 @@ export class OwnedShard {
     }
     return top;
   }
-
-  /** Failed records that will not be re-emitted here: the shard is being handed over (the taker re-reads them). */
-  abandoned = 0;
 
   /** Forgets pending re-emits: a shard being handed over re-emits nothing more. */
   dropRetries(): void {

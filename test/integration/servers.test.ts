@@ -49,16 +49,10 @@ describe('ZooKeeper helper', () => {
 });
 
 describe('kinesis-local helper', () => {
-  let server: KinesisServer | undefined;
-  let kinesis: KinesisClient | undefined;
-  afterAll(async () => {
-    kinesis?.destroy();
-    await server?.stop();
-  });
+  const emulator = emulatorFor(startKinesisLocal);
 
   it('creates, writes, reads and reshards a stream', async () => {
-    server = await startKinesisLocal();
-    kinesis = kinesisClient(server);
+    const kinesis = await emulator.client();
     const stream = 'helper-check';
     // Observed (kinesis-local 0.6.2): the two shards are [0, 2^127-2] and [2^127-1, 2^128-1],
     // one key off AWS's even split, so never hard-code hash ranges.
@@ -102,16 +96,10 @@ describe('kinesis-local helper', () => {
 });
 
 describe('kinesalite helper', () => {
-  let server: KinesisServer | undefined;
-  let kinesis: KinesisClient | undefined;
-  afterAll(async () => {
-    kinesis?.destroy();
-    await server?.stop();
-  });
+  const emulator = emulatorFor(startKinesalite);
 
   it('writes and reads records', async () => {
-    server = await startKinesalite();
-    kinesis = kinesisClient(server);
+    const kinesis = await emulator.client();
     await createStream(kinesis, 'helper-check', 1);
     const records = Array.from({ length: 5 }, (_, i) => ({ partitionKey: `pk-${i}`, data: `record-${i}` }));
     const put = await putRecords(kinesis, 'helper-check', records);
@@ -126,6 +114,23 @@ describe('kinesalite helper', () => {
     expect((got.Records ?? []).map((r) => Buffer.from(r.Data!).toString())).toEqual(records.map((r) => r.data));
   });
 });
+
+/** An emulator started by the test that needs it, and its client, both stopped after the describe block. */
+function emulatorFor(start: () => Promise<KinesisServer>): { client(): Promise<KinesisClient> } {
+  let server: KinesisServer | undefined;
+  let kinesis: KinesisClient | undefined;
+  afterAll(async () => {
+    kinesis?.destroy();
+    await server?.stop();
+  });
+  return {
+    async client() {
+      server = await start();
+      kinesis = kinesisClient(server);
+      return kinesis;
+    },
+  };
+}
 
 function connectZk(connectString: string): Promise<Client> {
   const client = createClient(connectString, { sessionTimeout: 5000, spinDelay: 100 });
