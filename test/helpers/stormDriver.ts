@@ -80,6 +80,8 @@ export class StormDriver {
   private readonly keepHistory: boolean;
   /** Emits seen, kept or not. */
   emitCount = 0;
+  /** Commands sent (the handshake not counted): each must be answered by exactly one sync. */
+  commandCount = 0;
 
   private constructor(options: DriverOptions) {
     this.keepHistory = options.keepHistory ?? true;
@@ -176,6 +178,7 @@ export class StormDriver {
       new Promise<Emit[]>((done) => {
         if (this.child.exitCode !== null || this.child.signalCode !== null) return done([]);
         this.waiting = { resolve: done, emits: [] };
+        this.commandCount += 1;
         this.write(value);
       });
     const result = this.queue.then(run, run);

@@ -4,7 +4,7 @@
  */
 import { createStream, putRecords } from '../helpers/kinesisAdmin';
 import { idsOf, readJson, spoutSuite, stateBase, uniqueName, waitFor } from '../helpers/fixture';
-import type { DriverOptions } from '../helpers/stormDriver';
+import type { DriverOptions, StormDriver } from '../helpers/stormDriver';
 
 const suite = spoutSuite();
 
@@ -13,6 +13,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** 1 KB records, so one reply to `next` is larger than a pipe holds (64 KiB). */
 function records(n: number, prefix: string): { partitionKey: string; data: string }[] {
   return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % 8}`, data: `${prefix}-${i}-`.padEnd(1024, 'x') }));
+}
+
+/** Whichever way a command was read and its reply written, it got exactly one sync. */
+function expectOneSyncPerCommand(driver: StormDriver): void {
+  expect(driver.frames.filter((f) => f.command === 'sync')).toHaveLength(driver.commandCount);
 }
 
 async function setUp(overrides: Record<string, unknown>, options: Partial<DriverOptions> = {}) {
@@ -24,6 +29,7 @@ async function setUp(overrides: Record<string, unknown>, options: Partial<Driver
   await driver.pump(() => driver.emits.length >= put.length);
   expect(new Set(idsOf(driver.emits))).toEqual(new Set(put.map((r) => `${r.shardId}:${r.sequenceNumber}`)));
   expect(driver.emits.map((e) => (e.tuple[1] as string).split('-')[1])).toEqual(put.map((_, i) => String(i)));
+  expectOneSyncPerCommand(driver);
   return { stream, app, put, driver };
 }
 
@@ -45,6 +51,7 @@ test('on pipes, commands are answered directly; when Storm goes quiet the event 
   // Storm speaks again: the same session, the same lease, the records put meanwhile.
   const more = await putRecords(suite.services.client, stream, records(20, 'b'));
   await driver.pump(() => driver.emits.length >= put.length + more.length);
+  expectOneSyncPerCommand(driver);
   expect(driver.logs.map((l) => l.msg).filter((m) => /expired|disconnected|no longer ours/.test(m))).toEqual([]);
   expect(driver.errors).toEqual([]);
 });
