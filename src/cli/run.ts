@@ -7,10 +7,10 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type SpoutConfig } from '../config/config';
 import { checkOutputFields, kryoWarning } from '../config/stormChecks';
-import { monotonicMs } from '../coordination/zk';
+import { ZkSession } from '../coordination/zk';
+import { realScheduler } from '../core/scheduler';
 import { describeError } from '../errors';
-import type { KinesisClient } from '@aws-sdk/client-kinesis';
-import { createKinesisClient } from '../kinesis/client';
+import { createKinesisClient, type KinesisApi } from '../kinesis/client';
 import { FrameDecoder } from '../multilang/frames';
 import { LogLevel, parseCommand, parseHandshake, StormOutput, taskPosition } from '../multilang/protocol';
 import { StormStdio } from '../multilang/stdio';
@@ -57,7 +57,7 @@ function fatal(message: string): void {
 
 export interface RunOptions {
   /** How the Kinesis client is made; benchmarks hand in a synthetic source. */
-  createKinesis?: (config: SpoutConfig) => KinesisClient;
+  createKinesis?: (config: SpoutConfig) => KinesisApi;
 }
 
 let options: RunOptions = {};
@@ -88,11 +88,12 @@ function onHandshake(body: string): void {
   coordinator = new Coordinator({
     config,
     kinesis: (options.createKinesis ?? createKinesisClient)(config),
+    zookeeper: (zkOptions) => ZkSession.connect(zkOptions),
     logger,
-    clock: monotonicMs,
+    scheduler: realScheduler,
     member: { taskIndex: task.index, host: hostname(), pid: process.pid },
   });
-  spout = new KinesisSpout(config, coordinator, logger, monotonicMs);
+  spout = new KinesisSpout(config, coordinator, logger, realScheduler);
   out.log(`kinesis-shell-spout task ${task.index + 1}/${task.count} reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`);
   coordinator.start();
   setInterval(() => logStats(config), config.statsIntervalMs).unref();

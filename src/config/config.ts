@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
 import { configSchema, type TupleField } from './schema';
 
-export type InitialPosition = 'LATEST' | 'TRIM_HORIZON' | { atTimestamp: string };
+import type { InitialPosition } from '../core/position';
+
+export type { InitialPosition };
 export type DataFormat = 'utf8' | 'base64' | 'json';
 export type Ordering = 'parents-acked' | 'parents-emitted' | 'none';
 

@@ -9,8 +9,8 @@
  * Every stored value is JSON with a version field `v`.
  */
 import { ErrorCode, SpoutError } from '../errors';
-import type { Bootstrap, Position } from '../spout/positions';
-import type { ZkSession } from './zk';
+import type { Bootstrap, Position } from '../core/position';
+import type { ZooKeeper } from './zooKeeper';
 
 export interface Checkpoint {
   position: Position;
@@ -52,7 +52,7 @@ export function basePath(root: string, applicationName: string, streamName: stri
 
 export class CoordinationStore {
   constructor(
-    private readonly zk: ZkSession,
+    private readonly zk: ZooKeeper,
     readonly base: string,
     readonly memberId: string,
   ) {}

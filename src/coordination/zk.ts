@@ -6,23 +6,10 @@
 import zookeeper from 'node-zookeeper-client';
 import { ErrorCode, SpoutError } from '../errors';
 
-export type ConnectionState = 'connecting' | 'connected' | 'disconnected' | 'expired' | 'closed';
-
-export interface NodeData {
-  data: Buffer;
-  version: number;
-  /** Session id (hex) of an ephemeral node's owner; '0' for persistent nodes. */
-  ephemeralOwner: string;
-}
-
-export type TxOp =
-  | { op: 'create'; path: string; data: Buffer; ephemeral?: boolean }
-  | { op: 'set'; path: string; data: Buffer; version: number }
-  | { op: 'check'; path: string; version: number }
-  | { op: 'remove'; path: string; version: number };
+import type { ConnectionState, NodeData, TxOp, ZooKeeper, ZooKeeperOptions } from './zooKeeper';
 
 export type Clock = () => number;
-export const monotonicMs: Clock = () => performance.now();
+const monotonicMs: Clock = () => performance.now();
 
 const Code = zookeeper.Exception;
 
@@ -40,14 +27,11 @@ export function isSessionExpired(err: unknown): boolean {
   return zkCode((err as { cause?: unknown })?.cause ?? err) === Code.SESSION_EXPIRED;
 }
 
-export interface ZkSessionOptions {
-  connect: string;
-  sessionTimeoutMs: number;
+export interface ZkSessionOptions extends ZooKeeperOptions {
   clock?: Clock;
-  onState?: (state: ConnectionState) => void;
 }
 
-export class ZkSession {
+export class ZkSession implements ZooKeeper {
   private readonly client: zookeeper.Client;
   private readonly clock: Clock;
   private state: ConnectionState = 'connecting';

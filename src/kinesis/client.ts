@@ -6,6 +6,9 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { SpoutConfig } from '../config/config';
 
+/** The one call the spout makes on the client: a fake stands in for it in the simulation. */
+export type KinesisApi = Pick<KinesisClient, 'send'>;
+
 export function createKinesisClient(config: Pick<SpoutConfig, 'region' | 'endpoint' | 'assumeRoleArn'>): KinesisClient {
   return new KinesisClient({
     region: config.region,

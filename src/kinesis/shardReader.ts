@@ -3,10 +3,12 @@
  * 5 GetRecords/s), about once per idle interval when caught up; backs off on throttling, re-seeks after an
  * expired iterator, and reports the end of the shard (records of the last response still delivered first).
  */
-import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorCommandInput, type KinesisClient } from '@aws-sdk/client-kinesis';
+import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorCommandInput } from '@aws-sdk/client-kinesis';
+import type { Scheduler } from '../core/scheduler';
 import { describeError } from '../errors';
 import { LogLevel } from '../multilang/protocol';
-import type { Position } from '../spout/positions';
+import type { Position } from '../core/position';
+import type { KinesisApi } from './client';
 import type { KinesisRecord } from './records';
 import type { StreamRef } from './shards';
 
@@ -29,27 +31,14 @@ export interface ShardReaderEvents {
 }
 
 export interface ShardReaderOptions {
-  kinesis: KinesisClient;
+  kinesis: KinesisApi;
+  scheduler: Scheduler;
   stream: StreamRef;
   shardId: string;
   from: Exclude<Position, { kind: 'SHARD_END' }>;
   maxRecordsPerRequest: number;
   idlePollIntervalMs: number;
   events: ShardReaderEvents;
-  random?: () => number;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 function errorName(err: unknown): string {
@@ -81,20 +70,24 @@ export class ShardReader {
     return this.abort.signal;
   }
 
+  private sleep(ms: number): Promise<void> {
+    return this.options.scheduler.sleep(ms, this.signal);
+  }
+
   private async run(): Promise<void> {
-    const { events, shardId } = this.options;
+    const { events, shardId, scheduler } = this.options;
     let iterator: string | undefined;
     while (!this.signal.aborted) {
       const room = events.room();
       if (room <= 0) {
-        await sleep(ROOM_WAIT_MS, this.signal);
+        await this.sleep(ROOM_WAIT_MS);
         continue;
       }
       try {
         iterator ??= await this.iteratorAt(this.position);
-        await sleep(this.lastCallAt + MIN_CALL_GAP_MS - performance.now(), this.signal);
+        await this.sleep(this.lastCallAt + MIN_CALL_GAP_MS - scheduler.now());
         if (this.signal.aborted) return;
-        this.lastCallAt = performance.now();
+        this.lastCallAt = scheduler.now();
         events.requested();
         const response = await this.options.kinesis.send(
           new GetRecordsCommand({ ShardIterator: iterator, Limit: Math.min(this.options.maxRecordsPerRequest, room), StreamARN: this.options.stream.streamArn }),
@@ -113,7 +106,7 @@ export class ShardReader {
         }
         iterator = response.NextShardIterator;
         const behind = response.MillisBehindLatest ?? 0;
-        if (records.length === 0 && behind === 0) await sleep(this.options.idlePollIntervalMs, this.signal);
+        if (records.length === 0 && behind === 0) await this.sleep(this.options.idlePollIntervalMs);
       } catch (err) {
         if (this.signal.aborted) return;
         const name = errorName(err);
@@ -126,9 +119,9 @@ export class ShardReader {
         } else {
           this.failures += 1;
           const throttled = name === 'ProvisionedThroughputExceededException' || name === 'LimitExceededException';
-          const delay = backoffMs(this.failures, this.options.random ?? Math.random);
+          const delay = backoffMs(this.failures, scheduler.random);
           events.log(throttled ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
-          await sleep(delay, this.signal);
+          await this.sleep(delay);
         }
         iterator = undefined;
       }

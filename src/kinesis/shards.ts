@@ -1,6 +1,7 @@
 /** The shard graph and the stream's identity, from ListShards (paged) and DescribeStreamSummary. */
-import { DescribeStreamSummaryCommand, ListShardsCommand, type KinesisClient, type Shard } from '@aws-sdk/client-kinesis';
-import type { ShardNode } from '../spout/assignment';
+import { DescribeStreamSummaryCommand, ListShardsCommand, type Shard } from '@aws-sdk/client-kinesis';
+import type { KinesisApi } from './client';
+import type { ShardNode } from '../core/shard';
 
 export interface StreamRef {
   streamName: string;
@@ -18,7 +19,7 @@ function toNode(shard: Shard): ShardNode {
 }
 
 /** Every shard the stream still retains (an unfiltered listing: the only one that may declare expiry). */
-export async function listShards(kinesis: KinesisClient, stream: StreamRef, abortSignal?: AbortSignal): Promise<ShardNode[]> {
+export async function listShards(kinesis: KinesisApi, stream: StreamRef, abortSignal?: AbortSignal): Promise<ShardNode[]> {
   const shards: ShardNode[] = [];
   let nextToken: string | undefined;
   do {
@@ -35,13 +36,13 @@ export async function listShards(kinesis: KinesisClient, stream: StreamRef, abor
  * Shards created after `lastShardId` (shard ids grow with each reshard): a cheap check for new shards.
  * A filtered listing never says a shard expired.
  */
-export async function listShardsAfter(kinesis: KinesisClient, stream: StreamRef, lastShardId: string): Promise<ShardNode[]> {
+export async function listShardsAfter(kinesis: KinesisApi, stream: StreamRef, lastShardId: string): Promise<ShardNode[]> {
   const input = { ExclusiveStartShardId: lastShardId, ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }) };
   const page = await kinesis.send(new ListShardsCommand(input));
   return (page.Shards ?? []).map(toNode);
 }
 
-export async function describeStream(kinesis: KinesisClient, stream: StreamRef): Promise<StreamIdentity> {
+export async function describeStream(kinesis: KinesisApi, stream: StreamRef): Promise<StreamIdentity> {
   const input = stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName };
   const { StreamDescriptionSummary: summary } = await kinesis.send(new DescribeStreamSummaryCommand(input));
   return { streamArn: summary!.StreamARN!, createdMs: summary!.StreamCreationTimestamp?.getTime() ?? 0 };

@@ -1,11 +1,8 @@
 /** Pure decisions on shards: which may be read now (parents first), and who should own what. */
 
-export interface ShardNode {
-  shardId: string;
-  parents: string[];
-  /** True when the shard has an ending sequence number (no new records will arrive). */
-  closed: boolean;
-}
+import type { ShardNode } from '../core/shard';
+
+export type { ShardNode };
 
 /**
  * Shards that may be read now: not finished, and every parent done with or gone from the (unfiltered)

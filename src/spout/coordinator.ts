@@ -3,19 +3,20 @@
  * parents first), starts readers at the right position, writes checkpoints and SHARD_END, and starts
  * over with fresh state when the session expires.
  */
-import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { SpoutConfig } from '../config/config';
 import { streamNameOf } from '../config/config';
 import { CoordinationStore, basePath } from '../coordination/store';
-import { ZkSession, type Clock } from '../coordination/zk';
+import type { ConnectZooKeeper, ZooKeeper } from '../coordination/zooKeeper';
+import type { Scheduler } from '../core/scheduler';
 import { describeError, ErrorCode, SpoutError } from '../errors';
+import type { KinesisApi } from '../kinesis/client';
 import type { KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
 import { OwnedShard } from './ownedShard';
-import { describePosition, isNotBehind, startPositions, type Position } from './positions';
+import { describePosition, isNotBehind, startPositions, type Position } from '../core/position';
 
 export interface Logger {
   log(level: LogLevel, message: string): void;
@@ -24,17 +25,16 @@ export interface Logger {
 
 export interface CoordinatorDeps {
   config: SpoutConfig;
-  kinesis: KinesisClient;
+  kinesis: KinesisApi;
+  zookeeper: ConnectZooKeeper;
   logger: Logger;
-  clock: Clock;
+  scheduler: Scheduler;
   member: { taskIndex: number; host: string; pid: number };
-  /** Wall-clock time, for the bootstrap record. */
-  now?: () => number;
 }
 
 /** What one ZooKeeper session knows; all of it is dropped when the session expires. */
 interface SessionState {
-  zk: ZkSession;
+  zk: ZooKeeper;
   store: CoordinationStore;
   /** Where a shard without a checkpoint starts, from the bootstrap record. */
   startOf: (shardId: string) => Position;
@@ -60,7 +60,7 @@ export class Coordinator {
   private stopped = false;
   private rebalancing: Promise<void> | undefined;
   private rebalanceAgain = false;
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly timers: (() => void)[] = [];
   private readonly flushing = new Set<string>();
   /** Recorded shards missing from the last unfiltered listing. */
   private missingBefore = new Set<string>();
@@ -82,13 +82,11 @@ export class Coordinator {
     this.every(config.checkpointIntervalMs, () => void this.flushCheckpoints());
     this.every(config.rebalanceIntervalMs, () => this.scheduleRebalance());
     // Jittered so that many tasks do not list shards in step.
-    this.every(config.shardSyncIntervalMs * (0.8 + Math.random() * 0.4), () => void this.syncShards());
+    this.every(config.shardSyncIntervalMs * (0.8 + this.deps.scheduler.random() * 0.4), () => void this.syncShards());
   }
 
   private every(ms: number, task: () => void): void {
-    const timer = setInterval(task, ms);
-    timer.unref();
-    this.timers.push(timer);
+    this.timers.push(this.deps.scheduler.every(ms, task));
   }
 
   /** Until when (monotonic ms) leases may be trusted; -Infinity without a healthy session. */
@@ -134,7 +132,7 @@ export class Coordinator {
         }
         const delay = Math.min(10_000, 250 * 2 ** Math.min(6, attempt));
         this.log(LogLevel.Warn, `cannot start coordination (attempt ${attempt}): ${describeError(err)}; retrying in ${delay} ms`);
-        await new Promise((r) => setTimeout(r, delay));
+        await this.deps.scheduler.sleep(delay);
       }
     }
   }
@@ -142,11 +140,10 @@ export class Coordinator {
   private async openSession(): Promise<SessionState> {
     const { config, member } = this.deps;
     // State changes during connect are covered by connect's own outcome; later ones name this session.
-    let connected: ZkSession | undefined;
-    const zk = await ZkSession.connect({
+    let connected: ZooKeeper | undefined;
+    const zk = await this.deps.zookeeper({
       connect: config.zookeeper.connect,
       sessionTimeoutMs: config.zookeeper.sessionTimeoutMs,
-      clock: this.deps.clock,
       onState: (state) => connected && this.onZkState(connected, state),
     });
     connected = zk;
@@ -159,7 +156,7 @@ export class Coordinator {
       this.shardList = shards;
       const bootstrap = await store.bootstrap({
         v: 1,
-        firstStartMs: (this.deps.now ?? Date.now)(),
+        firstStartMs: this.deps.scheduler.wallNow(),
         initialPosition: config.initialPosition,
         streamArn: identity.streamArn,
         streamCreatedMs: identity.createdMs,
@@ -181,7 +178,7 @@ export class Coordinator {
     }
   }
 
-  private onZkState(zk: ZkSession, state: string): void {
+  private onZkState(zk: ZooKeeper, state: string): void {
     if (this.session?.zk !== zk) return;
     if (state === 'expired') {
       this.log(LogLevel.Warn, `ZooKeeper session ${zk.sessionId} expired: dropping ${this.shards.size} shard(s) and joining again with a new session`);
@@ -231,11 +228,11 @@ export class Coordinator {
   private async rebalance(): Promise<void> {
     const session = this.session;
     if (!session || !this.active || this.stopped || session.zk.connectionState !== 'connected') return;
-    const began = this.deps.clock();
+    const began = this.deps.scheduler.now();
     try {
       await this.assign(session);
     } finally {
-      const took = this.deps.clock() - began;
+      const took = this.deps.scheduler.now() - began;
       if (took > SLOW_ASSIGNMENT_MS) this.log(LogLevel.Warn, `shard assignment took ${Math.round(took)} ms`);
     }
   }
@@ -302,7 +299,7 @@ export class Coordinator {
   }
 
   private async startShard(session: SessionState, shardId: string): Promise<void> {
-    const shard = new OwnedShard(shardId, this.deps.clock());
+    const shard = new OwnedShard(shardId, this.deps.scheduler.now());
     this.shards.set(shardId, shard);
     try {
       const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
@@ -329,6 +326,7 @@ export class Coordinator {
     const current = () => this.shards.get(shard.shardId) === shard && shard.phase.kind === 'reading';
     return new ShardReader({
       kinesis: this.deps.kinesis,
+      scheduler: this.deps.scheduler,
       stream: this.stream,
       shardId: shard.shardId,
       from,
@@ -393,7 +391,7 @@ export class Coordinator {
 
   private drain(shard: OwnedShard): void {
     shard.phase = { kind: 'draining' };
-    shard.endedAt = this.deps.clock();
+    shard.endedAt = this.deps.scheduler.now();
     this.shardList = undefined;
   }
 
@@ -402,7 +400,7 @@ export class Coordinator {
     if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
     shard.dropBuffer();
     shard.dropRetries();
-    shard.phase = { kind: 'releasing', deadline: this.deps.clock() + this.deps.config.handoffTimeoutMs, reason };
+    shard.phase = { kind: 'releasing', deadline: this.deps.scheduler.now() + this.deps.config.handoffTimeoutMs, reason };
     this.log(LogLevel.Info, `handing ${shard.shardId} over (${reason}); waiting up to ${this.deps.config.handoffTimeoutMs} ms for ${shard.inFlight.size} in-flight record(s)`);
   }
 
@@ -410,7 +408,7 @@ export class Coordinator {
   private maintain(): void {
     const session = this.session;
     if (!session) return;
-    const now = this.deps.clock();
+    const now = this.deps.scheduler.now();
     for (const shard of this.shards.values()) {
       if (this.deps.config.ordering === 'parents-emitted' && shard.phase.kind === 'draining' && shard.buffered === 0 && !shard.endAnnounced) {
         shard.endAnnounced = true;
@@ -437,7 +435,7 @@ export class Coordinator {
       if (this.session !== session) return;
       this.shards.delete(shard.shardId);
       if (done) {
-        const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.deps.clock() - shard.endedAt)} ms after its end was reached`;
+        const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.deps.scheduler.now() - shard.endedAt)} ms after its end was reached`;
         this.log(LogLevel.Info, `reshard: ${shard.shardId} finished: SHARD_END written${waited}, lease released; its children may be read`);
       } else {
         this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (checkpoint changed under us); releasing the lease, the next holder finishes it`);
@@ -454,7 +452,7 @@ export class Coordinator {
     try {
       await this.writeCheckpoint(session, shard);
       await session.store.releaseLease(shard.shardId);
-      const held = Math.round(this.deps.clock() - shard.acquiredAt);
+      const held = Math.round(this.deps.scheduler.now() - shard.acquiredAt);
       this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`);
     } catch (err) {
       this.log(LogLevel.Warn, `releasing ${shard.shardId} failed: ${describeError(err)}; dropping it (the lease goes with our session if it is gone)`);
@@ -465,7 +463,7 @@ export class Coordinator {
   }
 
   private async waitForFlush(shardId: string): Promise<void> {
-    while (this.flushing.has(shardId)) await new Promise((r) => setTimeout(r, 5));
+    while (this.flushing.has(shardId)) await this.deps.scheduler.sleep(5);
   }
 
   /** Writes every changed checkpoint; a failed write is retried at the next flush. */
@@ -500,7 +498,7 @@ export class Coordinator {
   /** Flushes checkpoints, gives up leases and membership, closes the session. Bounded by `timeoutMs`. */
   async shutdown(timeoutMs: number): Promise<void> {
     this.stopped = true;
-    for (const timer of this.timers) clearInterval(timer);
+    for (const cancel of this.timers.splice(0)) cancel();
     const session = this.session;
     const work = (async () => {
       const held = [...this.shards.values()];
@@ -510,10 +508,10 @@ export class Coordinator {
       await Promise.all(held.map((s) => session.store.releaseLease(s.shardId).catch(() => undefined)));
       await session.store.leaveMembers().catch(() => undefined);
     })();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    let cancel: (() => void) | undefined;
+    const expired = new Promise<void>((resolve) => (cancel = this.deps.scheduler.after(timeoutMs, resolve)));
     await Promise.race([work.catch((err) => this.log(LogLevel.Warn, `shutdown: ${describeError(err)}`)), expired]);
-    clearTimeout(timer);
+    cancel?.();
     session?.zk.close();
     this.shards.clear();
   }

@@ -2,7 +2,7 @@
  * Per-shard record of emitted, not yet acked records, and the committable checkpoint: the highest
  * sequence number below which (and at which) every emitted record is acked.
  */
-import { compareSequence } from './positions';
+import { compareSequence } from '../core/position';
 
 export interface Emitted<R> {
   sequenceNumber: string;

@@ -2,7 +2,7 @@
 import type { KinesisRecord } from '../kinesis/records';
 import type { ShardReader } from '../kinesis/shardReader';
 import { InFlight, type Emitted } from './inFlight';
-import type { Position } from './positions';
+import type { Position } from '../core/position';
 
 /**
  * starting → reading → draining (end reached, emitting the rest, waiting for acks) → closing (SHARD_END

@@ -3,7 +3,7 @@
  * memory, never waiting on the network. Emits only from shards whose lease is still trusted.
  */
 import type { SpoutConfig } from '../config/config';
-import type { Clock } from '../coordination/zk';
+import type { Scheduler } from '../core/scheduler';
 import { messageId, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
 import { LogLevel } from '../multilang/protocol';
 import type { Coordinator, Logger } from './coordinator';
@@ -34,13 +34,13 @@ export class KinesisSpout {
     private readonly config: SpoutConfig,
     private readonly coordinator: Coordinator,
     private readonly logger: Logger,
-    private readonly clock: Clock,
+    private readonly scheduler: Scheduler,
   ) {}
 
   next(out: Emitter): void {
     const coordinator = this.coordinator;
     if (!coordinator.isActive || coordinator.shards.size === 0) return;
-    const now = this.clock();
+    const now = this.scheduler.now();
     if (coordinator.trustedUntil() <= now) {
       this.warnOnce('trust', `not emitting from ${coordinator.shards.size} shard(s): ZooKeeper has not confirmed this process's session recently enough to trust its leases`);
       return;
@@ -89,7 +89,7 @@ export class KinesisSpout {
       return;
     }
     this.counters.failed += 1;
-    const now = this.clock();
+    const now = this.scheduler.now();
     entry.attempts += 1;
     entry.firstFailedAt ??= now;
     const { retry } = this.config;
@@ -102,7 +102,7 @@ export class KinesisSpout {
       return;
     }
     // A shard being handed over re-emits nothing: the next holder re-reads from the checkpoint.
-    if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry));
+    if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry, this.scheduler.random));
     else shard.abandoned += 1;
     const heldFor = now - entry.firstFailedAt;
     if (heldFor >= retry.warnAfterMs) {
@@ -131,7 +131,7 @@ export class KinesisSpout {
   }
 
   private warnOnce(key: string, message: string, everyMs = WARN_EVERY_MS): void {
-    const now = this.clock();
+    const now = this.scheduler.now();
     const last = this.lastWarnedAt.get(key);
     if (last !== undefined && now - last < everyMs) return;
     this.lastWarnedAt.set(key, now);

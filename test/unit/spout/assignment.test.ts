@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { listingIsStale, planLeases, readableShards, shareTargets, type ShardNode } from '../../../src/spout/assignment';
-import { startPositions, type Bootstrap } from '../../../src/spout/positions';
+import { startPositions, type Bootstrap } from '../../../src/core/position';
 
 const shard = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { InFlight, retryDelayMs } from '../../../src/spout/inFlight';
 import { OwnedShard } from '../../../src/spout/ownedShard';
-import { compareSequence } from '../../../src/spout/positions';
+import { compareSequence } from '../../../src/core/position';
 
 describe('InFlight checkpoint rule', () => {
   it('the watermark is the highest emitted record below which every record is acked, in any ack order', () => {

@@ -1,5 +1,5 @@
 /** Where a shard is read from, and the application's bootstrap record that decides it for new shards. */
-import type { InitialPosition } from '../config/config';
+export type InitialPosition = 'LATEST' | 'TRIM_HORIZON' | { atTimestamp: string };
 
 export type Position =
   | { kind: 'TRIM_HORIZON' }
