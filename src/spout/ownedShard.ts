@@ -3,16 +3,18 @@ import type { KinesisRecord } from '../kinesis/records';
 import type { ShardReader } from '../kinesis/shardReader';
 import { InFlight, type Emitted } from './inFlight';
 import type { Position } from '../core/position';
+import { WriteQueue } from './writeQueue';
 
 /**
  * starting → reading → draining (end reached, emitting the rest, waiting for acks) → closing (SHARD_END
- * being written); reading/draining → releasing (handing the lease over) → closing (final checkpoint).
+ * being written); reading/draining → releasing (handing the lease over: no new records, failed ones
+ * re-emitted until acked or the deadline) → closing (final checkpoint).
  */
 export type ShardPhase =
   | { kind: 'starting' }
   | { kind: 'reading'; reader: ShardReader }
-  | { kind: 'draining' }
-  | { kind: 'releasing'; deadline: number; reason: string }
+  | { kind: 'draining'; retryAt?: number }
+  | { kind: 'releasing'; deadline: number; reason: string; retryAt?: number }
   | { kind: 'closing' };
 
 interface Retry {
@@ -24,6 +26,8 @@ export class OwnedShard {
   phase: ShardPhase = { kind: 'starting' };
   /** Last checkpoint known to be stored, and its node version. */
   stored: { position: Position; version: number } | undefined;
+  /** Its ZooKeeper writes, one at a time. */
+  readonly writes = new WriteQueue();
   readonly inFlight = new InFlight<KinesisRecord>();
   private buffer: KinesisRecord[] = [];
   private bufferHead = 0;
@@ -38,8 +42,6 @@ export class OwnedShard {
   fetched = 0;
   /** When the end of the shard was reached (monotonic ms). */
   endedAt: number | undefined;
-  /** Failed records that will not be re-emitted here: the shard is being handed over (the taker re-reads them). */
-  abandoned = 0;
 
   constructor(readonly shardId: string, now: number) {
     this.acquiredAt = now;
@@ -58,9 +60,9 @@ export class OwnedShard {
     return this.retries.length;
   }
 
-  /** True while records of this shard may be emitted. */
+  /** True while records of this shard may be emitted (new ones while reading or draining, only retries while releasing). */
   get emitting(): boolean {
-    return this.phase.kind === 'reading' || this.phase.kind === 'draining';
+    return this.phase.kind === 'reading' || this.phase.kind === 'draining' || this.phase.kind === 'releasing';
   }
 
   push(records: KinesisRecord[]): void {
@@ -75,14 +77,18 @@ export class OwnedShard {
     this.bufferHead = 0;
   }
 
-  /** The next record to emit: a failed one whose backoff is over, else the next prefetched one. */
+  /**
+   * The next record to emit: a failed one whose backoff is over, else the next prefetched one. A shard
+   * being handed over emits no new records, but keeps re-emitting its failed ones: the taker would re-read
+   * every record after the oldest unacked one.
+   */
   takeNext(now: number): { record: KinesisRecord; retry: Emitted<KinesisRecord> | undefined } | undefined {
     while (this.retries.length > 0 && this.retries[0].dueAt <= now) {
       const { sequenceNumber } = this.popRetry();
       const entry = this.inFlight.get(sequenceNumber);
       if (entry) return { record: entry.record, retry: entry };
     }
-    if (this.bufferHead >= this.buffer.length) return undefined;
+    if (this.phase.kind === 'releasing' || this.bufferHead >= this.buffer.length) return undefined;
     const record = this.buffer[this.bufferHead];
     this.bufferHead += 1;
     if (this.bufferHead > 4096 && this.bufferHead * 2 > this.buffer.length) {
@@ -124,15 +130,9 @@ export class OwnedShard {
     return top;
   }
 
-  /** Forgets pending re-emits: a shard being handed over re-emits nothing more. */
-  dropRetries(): void {
-    this.abandoned += this.retries.length;
-    this.retries = [];
-  }
-
-  /** Handing over: every in-flight record is acked, or failed and left to the taker. */
+  /** Handing over: every record emitted here is acked, so the taker re-emits nothing. */
   get handedOver(): boolean {
-    return this.phase.kind === 'releasing' && this.inFlight.size <= this.abandoned;
+    return this.phase.kind === 'releasing' && this.inFlight.size === 0;
   }
 
   /** Where the checkpoint may move now: after the highest record below which everything is acked. */

@@ -100,18 +100,20 @@ describe('compareSequence', () => {
 describe('OwnedShard hand-over', () => {
   const record = (n: number) => ({ shardId: 's', sequenceNumber: String(n), partitionKey: 'k', data: new Uint8Array(), arrivalMs: 0 });
 
-  it('is handed over once every in-flight record is acked or failed and left to the taker', () => {
+  it('re-emits its failed records, and nothing new, until every one is acked', () => {
     const shard = new OwnedShard('s', 0);
-    shard.push([record(1), record(2), record(3)]);
+    shard.push([record(1), record(2), record(3), record(4)]);
     for (let i = 0; i < 3; i += 1) shard.takeNext(0);
     shard.scheduleRetry('1', 10);
     shard.phase = { kind: 'releasing', deadline: 100, reason: 'test' };
-    shard.dropRetries();
-    expect(shard.handedOver).toBe(false);
+    shard.dropBuffer();
+    expect(shard.takeNext(5)).toBeUndefined();
+    expect(shard.takeNext(10)?.record.sequenceNumber).toBe('1');
     shard.inFlight.ack('2');
+    shard.inFlight.ack('3');
     expect(shard.handedOver).toBe(false);
-    shard.abandoned += 1; // record 3 failed while releasing
+    shard.inFlight.ack('1');
     expect(shard.handedOver).toBe(true);
-    expect(shard.committable()).toBeUndefined();
+    expect(shard.committable()).toEqual({ kind: 'AFTER', sequenceNumber: '3' });
   });
 });
