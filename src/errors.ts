@@ -4,6 +4,8 @@ export const ErrorCode = {
   BadFrame: 'BAD_FRAME',
   StreamMismatch: 'STREAM_MISMATCH',
   ZooKeeper: 'ZOOKEEPER',
+  /** A ZooKeeper node holds what this version cannot read (written by hand, or by another program). */
+  CorruptState: 'CORRUPT_STATE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -91,7 +91,7 @@ function onHandshake(body: string): void {
     zookeeper: (zkOptions) => ZkSession.connect(zkOptions),
     logger,
     scheduler: realScheduler,
-    member: { taskIndex: task.index, host: hostname(), pid: process.pid },
+    member: { taskIndex: task.index, taskCount: task.count, host: hostname(), pid: process.pid },
   });
   spout = new KinesisSpout(config, coordinator, logger, realScheduler);
   out.log(`kinesis-shell-spout task ${task.index + 1}/${task.count} reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`);

@@ -9,7 +9,7 @@
  * Every stored value is JSON with a version field `v`.
  */
 import { ErrorCode, SpoutError } from '../errors';
-import type { Bootstrap, Position } from '../core/position';
+import { isPosition, type Bootstrap, type Position } from '../core/position';
 import type { ZooKeeper } from './zooKeeper';
 
 export interface Checkpoint {
@@ -38,11 +38,14 @@ function decode<T extends { v: number }>(path: string, data: Buffer): T {
   try {
     value = JSON.parse(data.toString('utf8')) as T;
   } catch (err) {
-    throw new SpoutError(ErrorCode.ZooKeeper, `${path} holds no JSON; remove it or fix it by hand`, { cause: err });
+    throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no JSON: remove it or fix it by hand`, { cause: err });
   }
-  if (value?.v !== 1) throw new SpoutError(ErrorCode.ZooKeeper, `${path} has unsupported version ${String(value?.v)}`);
+  if (value?.v !== 1) throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected {"v":1,...}): remove it or fix it by hand`);
   return value;
 }
+
+/** A lease node nobody can read: its shard is held by no one we know, and nobody takes it while the node is there. */
+export const UNREADABLE_LEASE = '(unreadable)';
 
 const KINDS = ['checkpoints', 'finished', 'ended', 'leases', 'members'] as const;
 
@@ -77,7 +80,10 @@ export class CoordinationStore {
   async readCheckpoint(shardId: string): Promise<Checkpoint | undefined> {
     const path = this.path('checkpoints', shardId);
     const node = await this.zk.getData(path);
-    return node && { position: decode<StoredCheckpoint>(path, node.data).position, version: node.version };
+    if (!node) return undefined;
+    const { position } = decode<StoredCheckpoint>(path, node.data);
+    if (!isPosition(position)) throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no valid position (${JSON.stringify(position)}): remove it or fix it by hand`);
+    return { position, version: node.version };
   }
 
   /** The shard's checkpoint; when it has none, `start` is written as its first one (before any emit). */
@@ -140,16 +146,34 @@ export class CoordinationStore {
     if (node && node.ephemeralOwner === this.zk.sessionId) await this.zk.remove(path, node.version);
   }
 
-  /** Lease holders by shard id. */
-  async leases(watch?: () => void): Promise<Map<string, string>> {
+  /**
+   * Lease holders by shard id. A node that cannot be read maps to UNREADABLE_LEASE and is handed to
+   * `onCorrupt`: one bad node affects only its shard.
+   */
+  async leases(watch?: () => void, onCorrupt?: (err: SpoutError) => void): Promise<Map<string, string>> {
     const shards = await this.zk.getChildren(`${this.base}/leases`, watch);
     const owners = await Promise.all(
       shards.map(async (shardId) => {
-        const node = await this.zk.getData(this.path('leases', shardId));
-        return node ? ([shardId, decode<{ v: 1; owner: string }>(shardId, node.data).owner] as const) : undefined;
+        const path = this.path('leases', shardId);
+        const node = await this.zk.getData(path);
+        if (!node) return undefined;
+        try {
+          const owner = decode<{ v: 1; owner: string }>(path, node.data).owner;
+          if (typeof owner !== 'string') throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} names no owner: remove it or fix it by hand`);
+          return [shardId, owner] as const;
+        } catch (err) {
+          if (!(err instanceof SpoutError)) throw err;
+          onCorrupt?.(err);
+          return [shardId, UNREADABLE_LEASE] as const;
+        }
       }),
     );
     return new Map(owners.filter((entry): entry is readonly [string, string] => entry !== undefined));
+  }
+
+  /** Shards with a lease node, whoever holds it. */
+  async leasedShards(): Promise<Set<string>> {
+    return new Set(await this.zk.getChildren(`${this.base}/leases`));
   }
 
   async registerMember(info: MemberInfo): Promise<void> {

@@ -36,9 +36,32 @@ export function startPositions(bootstrap: Bootstrap): (shardId: string) => Posit
   };
 }
 
+/** True for a well-formed stored position (ZooKeeper data may have been written by hand). */
+export function isPosition(value: unknown): value is Position {
+  const p = value as Partial<Record<string, unknown>> | null;
+  switch (typeof p === 'object' && p !== null ? p.kind : undefined) {
+    case 'TRIM_HORIZON':
+    case 'SHARD_END':
+      return true;
+    case 'AT_TIMESTAMP':
+      return Number.isFinite(p!.timestampMs);
+    case 'AFTER':
+      return typeof p!.sequenceNumber === 'string' && /^\d+$/.test(p!.sequenceNumber);
+    default:
+      return false;
+  }
+}
+
 export function compareSequence(a: string, b: string): number {
   if (a.length !== b.length) return a.length < b.length ? -1 : 1;
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** True when `next` is strictly past `current`: the only checkpoint worth writing (never backwards, never the same). */
+export function isAhead(next: Position, current: Position): boolean {
+  if (!isNotBehind(next, current)) return false;
+  if (next.kind !== current.kind) return true;
+  return next.kind === 'AFTER' && current.kind === 'AFTER' ? next.sequenceNumber !== current.sequenceNumber : false;
 }
 
 /** True when `next` is at or past `current` (checkpoints never move backwards). */

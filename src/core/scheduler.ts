@@ -45,3 +45,20 @@ export const realScheduler: Scheduler = {
   },
   random: () => Math.random(),
 };
+
+/** `work`, or `onTimeout()` as a rejection once `ms` pass first: every wait on a remote party is bounded. */
+export function within<T>(scheduler: Scheduler, ms: number, work: Promise<T>, onTimeout: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cancel = scheduler.after(ms, () => reject(onTimeout()));
+    work.then(
+      (value) => {
+        cancel();
+        resolve(value);
+      },
+      (err: unknown) => {
+        cancel();
+        reject(err);
+      },
+    );
+  });
+}

@@ -2,6 +2,7 @@
  * Prefetches one shard into its owner's buffer: back to back while the shard has a backlog (never more than
  * 5 GetRecords/s), about once per idle interval when caught up; backs off on throttling, re-seeks after an
  * expired iterator, and reports the end of the shard (records of the last response still delivered first).
+ * No error ends a reader: only the owner, after a listing, decides that a shard is gone.
  */
 import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorCommandInput } from '@aws-sdk/client-kinesis';
 import type { Scheduler } from '../core/scheduler';
@@ -21,8 +22,11 @@ export interface ShardReaderEvents {
   records(records: KinesisRecord[]): void;
   /** The shard is closed and read to its end; `children` from ChildShards (may be empty on emulators). */
   end(children: string[]): void;
-  /** The shard is not in the stream any more (expired past retention, or the stream was deleted). */
-  gone(): void;
+  /**
+   * A call failed (the reader backs off and retries). ResourceNotFound included: it may be transient, or
+   * the shard expired, or the stream was deleted; only an unfiltered listing can tell.
+   */
+  failed(err: unknown, consecutive: number): void;
   /** Called before each GetRecords (for the counters). */
   requested(): void;
   /** How many more records may be fetched now (asked right before each GetRecords); the reader waits while this is 0. */
@@ -110,10 +114,6 @@ export class ShardReader {
       } catch (err) {
         if (this.signal.aborted) return;
         const name = errorName(err);
-        if (name === 'ResourceNotFoundException') {
-          events.gone();
-          return;
-        }
         if (name === 'ExpiredIteratorException') {
           events.log(LogLevel.Info, `iterator of ${shardId} expired; seeking again ${this.position.kind === 'AFTER' ? `after ${this.position.sequenceNumber}` : 'from the start position'}`);
         } else {
@@ -121,6 +121,7 @@ export class ShardReader {
           const throttled = name === 'ProvisionedThroughputExceededException' || name === 'LimitExceededException';
           const delay = backoffMs(this.failures, scheduler.random);
           events.log(throttled ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
+          events.failed(err, this.failures);
           await this.sleep(delay);
         }
         iterator = undefined;

@@ -1,27 +1,28 @@
 /**
  * Owns the ZooKeeper session and the shards this process holds: takes and gives up leases (fair share,
  * parents first), starts readers at the right position, writes checkpoints and SHARD_END, and starts
- * over with fresh state when the session expires.
+ * over with fresh state when the session expires. Joining is in joining.ts, the decisions in
+ * assignment.ts, one shard's state in ownedShard.ts.
  */
 import type { SpoutConfig } from '../config/config';
 import { streamNameOf } from '../config/config';
-import { CoordinationStore, basePath } from '../coordination/store';
-import type { ConnectZooKeeper, ZooKeeper } from '../coordination/zooKeeper';
+import type { ConnectZooKeeper, ConnectionState, ZooKeeper } from '../coordination/zooKeeper';
+import { describePosition, isAhead, isNotBehind, type Position } from '../core/position';
 import type { Scheduler } from '../core/scheduler';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
+import { kinesisProblem } from '../kinesis/errors';
 import type { KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
+import { identityMismatch, joinSession, type Member, type Session } from './joining';
+import { LateOutcomes } from './lateOutcomes';
 import { OwnedShard } from './ownedShard';
-import { describePosition, isNotBehind, startPositions, type Position } from '../core/position';
+import { Reporter, type Logger } from './reporting';
 
-export interface Logger {
-  log(level: LogLevel, message: string): void;
-  error(message: string): void;
-}
+export type { Logger } from './reporting';
 
 export interface CoordinatorDeps {
   config: SpoutConfig;
@@ -29,20 +30,19 @@ export interface CoordinatorDeps {
   zookeeper: ConnectZooKeeper;
   logger: Logger;
   scheduler: Scheduler;
-  member: { taskIndex: number; host: string; pid: number };
-}
-
-/** What one ZooKeeper session knows; all of it is dropped when the session expires. */
-interface SessionState {
-  zk: ZooKeeper;
-  store: CoordinationStore;
-  /** Where a shard without a checkpoint starts, from the bootstrap record. */
-  startOf: (shardId: string) => Position;
+  member: Omit<Member, 'taskCount'> & { taskCount?: number };
 }
 
 const MAINTENANCE_MS = 100;
 const SLOW_ASSIGNMENT_MS = 2_000;
 const FULL_LISTING_EVERY = 5;
+/** Failed joins (or assignments) in a row before the operator is told through Storm's UI. */
+const REPORT_AFTER_FAILURES = 3;
+/** Backoff of a shard that could not be started (unreadable checkpoint, errors): retried, never in a loop. */
+const START_BACKOFF_MS = { initial: 1_000, max: 60_000 };
+/** How long an ack or fail of an emission made before a shard was let go may still come. */
+const LATE_OUTCOME_WAIT_MS = 10 * 60_000;
+const WRITE_RETRY_MS = 500;
 
 export interface IoCounters {
   getRecords: number;
@@ -53,25 +53,45 @@ export interface IoCounters {
 export class Coordinator {
   readonly shards = new Map<string, OwnedShard>();
   readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
+  readonly lateOutcomes: LateOutcomes;
   private readonly stream: StreamRef;
-  private session: SessionState | undefined;
+  private readonly member: Member;
+  private readonly reporter: Reporter;
+  private session: Session | undefined;
+  private joining = false;
   private shardList: ShardNode[] | undefined;
+  /** The stream's identity is checked against the bootstrap record at the next listing. */
+  private identityCheckDue = false;
   private active = true;
   private stopped = false;
   private rebalancing: Promise<void> | undefined;
   private rebalanceAgain = false;
+  private failedAssignments = 0;
   private readonly timers: (() => void)[] = [];
-  private readonly flushing = new Set<string>();
+  /** Shards whose start failed, and when they may be tried again. */
+  private readonly startFailures = new Map<string, { failures: number; retryAt: number }>();
   /** Recorded shards missing from the last unfiltered listing. */
   private missingBefore = new Set<string>();
   private syncs = 0;
+  /** Counts shards let go; per shard, the count when it last was (a lease seen before that is not an orphan). */
+  private letGoCount = 0;
+  private readonly lastLetGo = new Map<string, number>();
+  /** One watch callback for every path: the client keeps each distinct callback until the watch fires. */
+  private readonly onWatch = () => this.scheduleRebalance();
 
   constructor(private readonly deps: CoordinatorDeps) {
     this.stream = { streamName: streamNameOf(deps.config), streamArn: deps.config.streamArn };
+    this.member = { taskCount: 1, ...deps.member };
+    this.reporter = new Reporter(deps.logger, deps.scheduler);
+    this.lateOutcomes = new LateOutcomes(deps.config.maxRecordsInMemory, LATE_OUTCOME_WAIT_MS);
   }
 
   private log(level: LogLevel, message: string): void {
-    this.deps.logger.log(level, message);
+    this.reporter.log(level, message);
+  }
+
+  private get now(): number {
+    return this.deps.scheduler.now();
   }
 
   /** Starts in the background; never throws (failures are logged and retried). */
@@ -118,67 +138,42 @@ export class Coordinator {
   }
 
   private async connectLoop(): Promise<void> {
-    for (let attempt = 1; !this.stopped; attempt += 1) {
-      try {
-        this.session = await this.openSession();
-        this.log(LogLevel.Info, `joined as ${this.session.store.memberId} (ZooKeeper session ${this.session.zk.sessionId}, state under ${this.session.store.base})`);
-        this.scheduleRebalance();
-        return;
-      } catch (err) {
-        if (err instanceof SpoutError && err.code === ErrorCode.StreamMismatch) {
-          this.deps.logger.error(err.message);
-          this.log(LogLevel.Error, err.message);
-          return;
-        }
-        const delay = Math.min(10_000, 250 * 2 ** Math.min(6, attempt));
-        this.log(LogLevel.Warn, `cannot start coordination (attempt ${attempt}): ${describeError(err)}; retrying in ${delay} ms`);
-        await this.deps.scheduler.sleep(delay);
-      }
-    }
-  }
-
-  private async openSession(): Promise<SessionState> {
-    const { config, member } = this.deps;
-    // State changes during connect are covered by connect's own outcome; later ones name this session.
-    let connected: ZooKeeper | undefined;
-    const zk = await this.deps.zookeeper({
-      connect: config.zookeeper.connect,
-      sessionTimeoutMs: config.zookeeper.sessionTimeoutMs,
-      onState: (state) => connected && this.onZkState(connected, state),
-    });
-    connected = zk;
+    if (this.joining) return;
+    this.joining = true;
     try {
-      const memberId = `task${member.taskIndex}-${member.host}-${member.pid}-${zk.sessionId}`;
-      const store = new CoordinationStore(zk, basePath(config.zookeeper.root, config.applicationName, this.stream.streamName), memberId);
-      await store.ensureLayout();
-      const identity = await describeStream(this.deps.kinesis, this.stream);
-      const shards = await this.listShards();
-      this.shardList = shards;
-      const bootstrap = await store.bootstrap({
-        v: 1,
-        firstStartMs: this.deps.scheduler.wallNow(),
-        initialPosition: config.initialPosition,
-        streamArn: identity.streamArn,
-        streamCreatedMs: identity.createdMs,
-        shardsAtStart: shards.map((s) => s.shardId),
-        openAtStart: shards.filter((s) => !s.closed).map((s) => s.shardId),
-      });
-      if (bootstrap.streamArn !== identity.streamArn || bootstrap.streamCreatedMs !== identity.createdMs) {
-        throw new SpoutError(
-          ErrorCode.StreamMismatch,
-          `refusing to read ${identity.streamArn} (created ${new Date(identity.createdMs).toISOString()}): the checkpoints under ${store.base} belong to a stream created ${new Date(bootstrap.streamCreatedMs).toISOString()} (${bootstrap.streamArn}). ` +
-            'The stream was deleted and re-created: remove that ZooKeeper path to start over, or use another applicationName.',
-        );
+      for (let attempt = 1; !this.stopped; attempt += 1) {
+        try {
+          const { session, shards } = await joinSession({
+            ...this.deps,
+            member: this.member,
+            stream: this.stream,
+            listShards: () => this.listShards(),
+            onState: (zk, state) => this.onZkState(zk, state),
+          });
+          if (this.stopped) {
+            session.zk.close();
+            return;
+          }
+          this.session = session;
+          this.shardList = shards;
+          this.log(LogLevel.Info, `joined as ${session.store.memberId} (ZooKeeper session ${session.zk.sessionId}, state under ${session.store.base})`);
+          this.scheduleRebalance();
+          return;
+        } catch (err) {
+          const refused = err instanceof SpoutError && err.code === ErrorCode.StreamMismatch;
+          const delay = refused ? 60_000 : Math.min(10_000, 250 * 2 ** Math.min(6, attempt));
+          const message = refused ? err.message : `cannot join ZooKeeper at ${this.deps.config.zookeeper.connect} (attempt ${attempt}): ${describeError(err)}; retrying in ${delay} ms`;
+          if (refused || attempt >= REPORT_AFTER_FAILURES) this.reporter.problem(refused ? 'refused' : 'join', `${message}${refused ? '' : '. Check zookeeper.connect, that ZooKeeper is up, and that this host may reach it (Kinesis errors while joining are named above)'}`);
+          else this.log(LogLevel.Warn, message);
+          await this.deps.scheduler.sleep(delay);
+        }
       }
-      await store.registerMember(member);
-      return { zk, store, startOf: startPositions(bootstrap) };
-    } catch (err) {
-      zk.close();
-      throw err;
+    } finally {
+      this.joining = false;
     }
   }
 
-  private onZkState(zk: ZooKeeper, state: string): void {
+  private onZkState(zk: ZooKeeper, state: ConnectionState): void {
     if (this.session?.zk !== zk) return;
     if (state === 'expired') {
       this.log(LogLevel.Warn, `ZooKeeper session ${zk.sessionId} expired: dropping ${this.shards.size} shard(s) and joining again with a new session`);
@@ -199,10 +194,18 @@ export class Coordinator {
     this.session = undefined;
   }
 
+  /** Stops a shard here at once, without writing anything: its records still out may be acked or failed later. */
   private forget(shard: OwnedShard): void {
     if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
     shard.phase = { kind: 'closing' };
+    this.letGo(shard);
+  }
+
+  private letGo(shard: OwnedShard): void {
+    if (this.shards.get(shard.shardId) !== shard) return;
     this.shards.delete(shard.shardId);
+    this.lastLetGo.set(shard.shardId, ++this.letGoCount);
+    this.lateOutcomes.expect([...shard.inFlight.unacked()].map((seq) => `${shard.shardId}:${seq}`), this.now);
   }
 
   scheduleRebalance(): void {
@@ -211,7 +214,10 @@ export class Coordinator {
       return;
     }
     this.rebalancing = this.rebalance()
-      .catch((err) => this.log(LogLevel.Warn, `shard assignment failed: ${describeError(err)}`))
+      .then(() => {
+        this.failedAssignments = 0;
+      })
+      .catch((err) => this.assignmentFailed(err))
       .finally(() => {
         this.rebalancing = undefined;
         if (this.rebalanceAgain) {
@@ -221,58 +227,96 @@ export class Coordinator {
       });
   }
 
-  private isFinished(session: SessionState, finished: ReadonlySet<string>, shardId: string): boolean {
+  private assignmentFailed(err: unknown): void {
+    this.failedAssignments += 1;
+    const message = `shard assignment failed (${this.failedAssignments} time(s) in a row): ${describeError(err)}`;
+    if (err instanceof SpoutError && err.code === ErrorCode.ZooKeeper) {
+      if (this.failedAssignments >= REPORT_AFTER_FAILURES) this.reporter.problem('assign', `${message}; check that ZooKeeper at ${this.deps.config.zookeeper.connect} is healthy`);
+      else this.log(LogLevel.Warn, message);
+      return;
+    }
+    const problem = kinesisProblem(err, this.streamLabel);
+    if (this.failedAssignments >= problem.reportAfter) this.reporter.problem(`kinesis:${problem.name}`, `${message}; ${problem.fix}`);
+    else this.log(LogLevel.Warn, message);
+    if (problem.name === 'ResourceNotFoundException') this.identityCheckDue = true;
+  }
+
+  private get streamLabel(): string {
+    return this.stream.streamArn ?? `stream ${this.stream.streamName} in ${this.deps.config.region}`;
+  }
+
+  private isFinished(session: Session, finished: ReadonlySet<string>, shardId: string): boolean {
     return finished.has(shardId) || session.startOf(shardId).kind === 'SHARD_END';
   }
 
   private async rebalance(): Promise<void> {
     const session = this.session;
     if (!session || !this.active || this.stopped || session.zk.connectionState !== 'connected') return;
-    const began = this.deps.scheduler.now();
+    const began = this.now;
     try {
       await this.assign(session);
     } finally {
-      const took = this.deps.scheduler.now() - began;
+      const took = this.now - began;
       if (took > SLOW_ASSIGNMENT_MS) this.log(LogLevel.Warn, `shard assignment took ${Math.round(took)} ms`);
     }
   }
 
-  private async assign(session: SessionState): Promise<void> {
+  /**
+   * Members to share the shards among. For a grace period after joining (up to the session timeout),
+   * tasks the topology declares but that have not joined yet count too: a deploy does not start with one
+   * task taking every shard and then handing most of them over.
+   */
+  private sharingMembers(session: Session, members: string[]): string[] {
+    const missing = this.member.taskCount - members.length;
+    if (missing <= 0 || this.now - session.joinedAt >= session.zk.sessionTimeoutMs) return members;
+    return [...members, ...Array.from({ length: missing }, (_, i) => `~not-joined-yet-${i}`)];
+  }
+
+  private async assign(session: Session): Promise<void> {
     const { store } = session;
-    const watch = () => this.scheduleRebalance();
     const ordering = this.deps.config.ordering;
+    const letGoBefore = this.letGoCount;
     const [finished, leases, members, ended] = await Promise.all([
-      store.finishedShards(watch),
-      store.leases(watch),
-      store.members(watch),
-      ordering === 'parents-emitted' ? store.endedShards(watch) : new Set<string>(),
+      store.finishedShards(this.onWatch),
+      store.leases(this.onWatch, (err) => this.reporter.problem(`corrupt:${err.message}`, `${err.message}; its shard is not read until then`)),
+      store.members(this.onWatch),
+      ordering === 'parents-emitted' ? store.endedShards(this.onWatch) : new Set<string>(),
     ]);
     let shards = this.shardList;
-    if (!shards || listingIsStale(shards, finished, leases)) {
+    if (!shards || this.identityCheckDue || listingIsStale(shards, finished, leases)) {
       shards = await this.listShards();
+      if (this.identityCheckDue && !(await this.identityStillHolds(session))) return;
       this.shardList = shards;
       if (members[0] === store.memberId) void this.forgetExpired(session, shards);
     }
     if (this.session !== session) return;
 
+    const listed = new Set(shards.map((s) => s.shardId));
     for (const shard of this.shards.values()) {
-      if (shard.phase.kind !== 'closing' && shard.phase.kind !== 'starting' && leases.get(shard.shardId) !== store.memberId) {
+      if (shard.phase.kind === 'closing' || shard.phase.kind === 'starting') continue;
+      if (leases.get(shard.shardId) !== store.memberId) {
         this.log(LogLevel.Warn, `lease on ${shard.shardId} is no longer ours: stopped emitting from it`);
         this.forget(shard);
+      } else if (shard.phase.kind === 'reading' && !listed.has(shard.shardId)) {
+        // Only an unfiltered listing may say so: the shard expired past retention, nothing more to read.
+        this.log(LogLevel.Warn, `${shard.shardId} is not in the stream any more (expired past retention); finishing it once its records are acked`);
+        void shard.phase.reader.stop();
+        this.drain(shard);
       }
     }
     const isFinished = (id: string) => this.isFinished(session, finished, id);
     const parentDone = ordering === 'none' ? () => true : ordering === 'parents-emitted' ? (id: string) => ended.has(id) || isFinished(id) : isFinished;
     const readable = readableShards(shards, isFinished, parentDone);
-    const plan = planLeases({ readable, leases, members, me: store.memberId });
+    const plan = planLeases({ readable, leases, members: this.sharingMembers(session, members), me: store.memberId });
     for (const shardId of plan.release) {
       const shard = this.shards.get(shardId);
-      if (shard && shard.emitting) this.beginRelease(shard, 'rebalance: another task is owed a share');
+      if (shard && (shard.phase.kind === 'reading' || shard.phase.kind === 'draining')) this.beginRelease(shard, 'rebalance: another task is owed a share');
     }
+    await this.reconcile(session, leases, letGoBefore, new Set(readable), new Set(plan.release));
     let want = plan.want;
     for (const shardId of plan.candidates) {
       if (want <= 0 || this.session !== session || !this.active) break;
-      if (this.shards.has(shardId)) continue;
+      if (this.shards.has(shardId) || this.startBackoff(shardId)) continue;
       if (await store.acquireLease(shardId)) {
         want -= 1;
         await this.startShard(session, shardId);
@@ -281,14 +325,46 @@ export class Coordinator {
   }
 
   /**
+   * A lease node of our session that this process does not hold is ours all the same: its create was
+   * applied and the reply lost, or a release did not get through. Read it, or give it back; never orphan it.
+   * A shard let go since `leases` was read is not one: its lease is gone or going.
+   */
+  private async reconcile(session: Session, leases: ReadonlyMap<string, string>, letGoBefore: number, readable: ReadonlySet<string>, release: ReadonlySet<string>): Promise<void> {
+    for (const [shardId, owner] of leases) {
+      if (owner !== session.store.memberId || this.shards.has(shardId) || this.session !== session) continue;
+      if ((this.lastLetGo.get(shardId) ?? 0) > letGoBefore) continue;
+      if (readable.has(shardId) && !release.has(shardId) && !this.startBackoff(shardId) && this.active) {
+        this.log(LogLevel.Info, `lease on ${shardId} is ours but was not held here (a lost reply): reading it`);
+        await this.startShard(session, shardId);
+      } else {
+        this.log(LogLevel.Info, `lease on ${shardId} is ours but not wanted here (a lost reply): giving it back`);
+        await session.store.releaseLease(shardId);
+      }
+    }
+  }
+
+  /** True (and the stream refused) when the stream is not the one the checkpoints belong to. */
+  private async identityStillHolds(session: Session): Promise<boolean> {
+    const identity = await describeStream(this.deps.kinesis, this.stream);
+    this.identityCheckDue = false;
+    const mismatch = identityMismatch(session.bootstrap, identity, session.store.base);
+    if (!mismatch || this.session !== session) return true;
+    this.reporter.problem('refused', mismatch.message);
+    this.dropSession();
+    void this.connectLoop();
+    return false;
+  }
+
+  /**
    * Drops what ZooKeeper holds about shards the stream no longer lists (expired after retention), so the
    * state does not grow as the stream reshards for months. A shard must be missing from two unfiltered
-   * listings in a row; one task (the first member) does it.
+   * listings in a row and leased by no one; one task (the first member) does it.
    */
-  private async forgetExpired(session: SessionState, listing: readonly ShardNode[]): Promise<void> {
+  private async forgetExpired(session: Session, listing: readonly ShardNode[]): Promise<void> {
     try {
       const listed = new Set(listing.map((s) => s.shardId));
-      const missing = [...(await session.store.recordedShards())].filter((id) => !listed.has(id) && !this.shards.has(id));
+      const leased = await session.store.leasedShards();
+      const missing = [...(await session.store.recordedShards())].filter((id) => !listed.has(id) && !this.shards.has(id) && !leased.has(id));
       const confirmed = missing.filter((id) => this.missingBefore.has(id));
       this.missingBefore = new Set(missing);
       for (const shardId of confirmed) await session.store.forgetShard(shardId);
@@ -298,12 +374,19 @@ export class Coordinator {
     }
   }
 
-  private async startShard(session: SessionState, shardId: string): Promise<void> {
-    const shard = new OwnedShard(shardId, this.deps.scheduler.now());
+  /** Until when a shard whose start failed is left alone, or undefined when it may be tried. */
+  private startBackoff(shardId: string): number | undefined {
+    const failure = this.startFailures.get(shardId);
+    return failure && failure.retryAt > this.now ? failure.retryAt : undefined;
+  }
+
+  private async startShard(session: Session, shardId: string): Promise<void> {
+    const shard = new OwnedShard(shardId, this.now);
     this.shards.set(shardId, shard);
     try {
       const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
       if (this.shards.get(shardId) !== shard) return;
+      this.startFailures.delete(shardId);
       shard.stored = checkpoint;
       const from = checkpoint.position;
       if (from.kind === 'SHARD_END') {
@@ -315,7 +398,12 @@ export class Coordinator {
       shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
       shard.phase.reader.start();
     } catch (err) {
-      this.log(LogLevel.Warn, `could not start ${shardId}: ${describeError(err)}; giving its lease back`);
+      const failures = (this.startFailures.get(shardId)?.failures ?? 0) + 1;
+      const backoff = Math.min(START_BACKOFF_MS.max, START_BACKOFF_MS.initial * 2 ** (failures - 1));
+      this.startFailures.set(shardId, { failures, retryAt: this.now + backoff });
+      const message = `could not start ${shardId}: ${describeError(err)}; giving its lease back, trying again in ${Math.round(backoff / 1000)} s`;
+      if (err instanceof SpoutError && err.code === ErrorCode.CorruptState) this.reporter.problem(`corrupt:${shardId}`, message);
+      else this.log(LogLevel.Warn, message);
       this.forget(shard);
       await session.store.releaseLease(shardId).catch(() => undefined);
     }
@@ -342,10 +430,17 @@ export class Coordinator {
           this.log(LogLevel.Info, `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`);
           this.drain(shard);
         },
-        gone: () => {
+        failed: (err, consecutive) => {
+          shard.reserved = 0;
           if (!current()) return;
-          this.log(LogLevel.Warn, `${shard.shardId} is not in the stream any more (expired or deleted); finishing it`);
-          this.drain(shard);
+          const problem = kinesisProblem(err, this.streamLabel);
+          if (consecutive >= problem.reportAfter) this.reporter.problem(`kinesis:${problem.name}`, `reading ${shard.shardId} failed ${consecutive} time(s) in a row: ${describeError(err)}; ${problem.fix}; still retrying`);
+          if (problem.name === 'ResourceNotFoundException') {
+            // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.
+            this.identityCheckDue = true;
+            this.shardList = undefined;
+            this.scheduleRebalance();
+          }
         },
         room: () => {
           // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
@@ -364,13 +459,15 @@ export class Coordinator {
 
   /**
    * Catches shards no reader saw appear: usually a cheap look past the highest known shard id, every
-   * FULL_LISTING_EVERY-th time a full listing (the only kind that may show a shard expired).
+   * FULL_LISTING_EVERY-th time a full listing (the only kind that may show a shard expired) and a check
+   * that the stream is still the one the checkpoints belong to.
    */
   private async syncShards(): Promise<void> {
     this.syncs += 1;
     const known = this.shardList;
     if (!known || known.length === 0 || this.syncs % FULL_LISTING_EVERY === 0) {
       this.shardList = undefined;
+      this.identityCheckDue = true;
     } else {
       try {
         this.io.listShards += 1;
@@ -391,16 +488,15 @@ export class Coordinator {
 
   private drain(shard: OwnedShard): void {
     shard.phase = { kind: 'draining' };
-    shard.endedAt = this.deps.scheduler.now();
+    shard.endedAt = this.now;
     this.shardList = undefined;
   }
 
-  /** Hand a shard over: stop reading, wait a bounded time for in-flight acks, checkpoint, release. */
+  /** Hand a shard over: stop reading, re-emit failed records until acked (bounded in time), checkpoint, release. */
   private beginRelease(shard: OwnedShard, reason: string): void {
     if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
     shard.dropBuffer();
-    shard.dropRetries();
-    shard.phase = { kind: 'releasing', deadline: this.deps.scheduler.now() + this.deps.config.handoffTimeoutMs, reason };
+    shard.phase = { kind: 'releasing', deadline: this.now + this.deps.config.handoffTimeoutMs, reason };
     this.log(LogLevel.Info, `handing ${shard.shardId} over (${reason}); waiting up to ${this.deps.config.handoffTimeoutMs} ms for ${shard.inFlight.size} in-flight record(s)`);
   }
 
@@ -408,91 +504,90 @@ export class Coordinator {
   private maintain(): void {
     const session = this.session;
     if (!session) return;
-    const now = this.deps.scheduler.now();
+    const now = this.now;
     for (const shard of this.shards.values()) {
-      if (this.deps.config.ordering === 'parents-emitted' && shard.phase.kind === 'draining' && shard.buffered === 0 && !shard.endAnnounced) {
+      const { phase } = shard;
+      if (this.deps.config.ordering === 'parents-emitted' && phase.kind === 'draining' && shard.buffered === 0 && !shard.endAnnounced) {
         shard.endAnnounced = true;
         session.store.markEnded(shard.shardId).catch((err) => {
           shard.endAnnounced = false;
           this.log(LogLevel.Warn, `could not mark ${shard.shardId} as fully emitted: ${describeError(err)}`);
         });
       }
+      if ((phase.kind === 'draining' || phase.kind === 'releasing') && (phase.retryAt ?? 0) > now) continue;
       if (shard.drained) {
         shard.phase = { kind: 'closing' };
         void this.finish(session, shard);
-      } else if (shard.phase.kind === 'releasing' && (shard.handedOver || now >= shard.phase.deadline)) {
+      } else if (phase.kind === 'releasing' && (shard.handedOver || now >= phase.deadline)) {
         shard.phase = { kind: 'closing' };
-        void this.release(session, shard);
+        void this.release(session, shard, phase.reason);
       }
     }
   }
 
-  private async finish(session: SessionState, shard: OwnedShard): Promise<void> {
+  private async finish(session: Session, shard: OwnedShard): Promise<void> {
     try {
-      await this.waitForFlush(shard.shardId);
-      const done = shard.stored !== undefined && (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber));
+      const done = await shard.writes.run(async () => shard.stored !== undefined && (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber)));
       this.io.checkpointWrites += 1;
       if (this.session !== session) return;
-      this.shards.delete(shard.shardId);
+      this.letGo(shard);
       if (done) {
-        const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.deps.scheduler.now() - shard.endedAt)} ms after its end was reached`;
+        const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.now - shard.endedAt)} ms after its end was reached`;
         this.log(LogLevel.Info, `reshard: ${shard.shardId} finished: SHARD_END written${waited}, lease released; its children may be read`);
       } else {
-        this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (checkpoint changed under us); releasing the lease, the next holder finishes it`);
+        // A lost reply may have applied it already; otherwise the checkpoint moved under us. Either way the next holder knows.
+        this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (the checkpoint changed under us, or an earlier try got through); giving the lease back`);
         await session.store.releaseLease(shard.shardId);
       }
       this.scheduleRebalance();
     } catch (err) {
       this.log(LogLevel.Warn, `finishing ${shard.shardId} failed: ${describeError(err)}; retrying`);
-      if (this.shards.get(shard.shardId) === shard) shard.phase = { kind: 'draining' };
+      if (this.shards.get(shard.shardId) === shard) shard.phase = { kind: 'draining', retryAt: this.now + WRITE_RETRY_MS };
     }
   }
 
-  private async release(session: SessionState, shard: OwnedShard): Promise<void> {
+  /** The last checkpoint, then the lease. A failure leaves the shard releasing, retried: never dropped with its lease still held. */
+  private async release(session: Session, shard: OwnedShard, reason: string): Promise<void> {
     try {
       await this.writeCheckpoint(session, shard);
-      await session.store.releaseLease(shard.shardId);
-      const held = Math.round(this.deps.scheduler.now() - shard.acquiredAt);
+      await shard.writes.run(() => session.store.releaseLease(shard.shardId));
+      const held = Math.round(this.now - shard.acquiredAt);
       this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`);
-    } catch (err) {
-      this.log(LogLevel.Warn, `releasing ${shard.shardId} failed: ${describeError(err)}; dropping it (the lease goes with our session if it is gone)`);
-    } finally {
-      if (this.shards.get(shard.shardId) === shard) this.shards.delete(shard.shardId);
+      this.letGo(shard);
       this.scheduleRebalance();
+    } catch (err) {
+      this.log(LogLevel.Warn, `releasing ${shard.shardId} failed: ${describeError(err)}; retrying`);
+      if (this.shards.get(shard.shardId) === shard) shard.phase = { kind: 'releasing', deadline: this.now, reason, retryAt: this.now + WRITE_RETRY_MS };
     }
-  }
-
-  private async waitForFlush(shardId: string): Promise<void> {
-    while (this.flushing.has(shardId)) await this.deps.scheduler.sleep(5);
   }
 
   /** Writes every changed checkpoint; a failed write is retried at the next flush. */
   async flushCheckpoints(): Promise<void> {
     const session = this.session;
     if (!session) return;
-    await Promise.all([...this.shards.values()].map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`))));
+    const open = [...this.shards.values()].filter((shard) => shard.phase.kind !== 'closing');
+    await Promise.all(open.map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`))));
   }
 
-  private async writeCheckpoint(session: SessionState, shard: OwnedShard): Promise<void> {
+  /** Queued behind the shard's other writes; asks while one waits are answered by it. */
+  private writeCheckpoint(session: Session, shard: OwnedShard): Promise<void> {
+    return shard.writes.coalesce(() => this.advanceCheckpoint(session, shard));
+  }
+
+  private async advanceCheckpoint(session: Session, shard: OwnedShard): Promise<void> {
     const next = shard.committable();
-    if (!next || !shard.stored || this.flushing.has(shard.shardId)) return;
     const stored = shard.stored;
-    if (stored.position.kind === 'AFTER' && next.kind === 'AFTER' && stored.position.sequenceNumber === next.sequenceNumber) return;
-    this.flushing.add(shard.shardId);
-    try {
-      let result = await session.store.writeCheckpoint(shard.shardId, next, stored.version);
-      if (result === 'conflict') {
-        // After a lost connection the outcome of the last write is unknown: re-read, never move backwards.
-        const current = await session.store.readCheckpoint(shard.shardId);
-        if (!current) throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint node of ${shard.shardId} disappeared`);
-        result = isNotBehind(current.position, next) ? current : await session.store.writeCheckpoint(shard.shardId, next, current.version);
-        if (result === 'conflict') throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shard.shardId} keeps changing under us`, { retriable: true });
-      }
-      shard.stored = result;
-      this.io.checkpointWrites += 1;
-    } finally {
-      this.flushing.delete(shard.shardId);
+    if (!next || !stored || !isAhead(next, stored.position)) return;
+    let result = await session.store.writeCheckpoint(shard.shardId, next, stored.version);
+    if (result === 'conflict') {
+      // After a lost connection the outcome of the last write is unknown: re-read, never move backwards.
+      const current = await session.store.readCheckpoint(shard.shardId);
+      if (!current) throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint node of ${shard.shardId} disappeared`);
+      result = isNotBehind(current.position, next) ? current : await session.store.writeCheckpoint(shard.shardId, next, current.version);
+      if (result === 'conflict') throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shard.shardId} keeps changing under us`, { retriable: true });
     }
+    shard.stored = result;
+    this.io.checkpointWrites += 1;
   }
 
   /** Flushes checkpoints, gives up leases and membership, closes the session. Bounded by `timeoutMs`. */
@@ -504,8 +599,12 @@ export class Coordinator {
       const held = [...this.shards.values()];
       await Promise.all(held.map((s) => (s.phase.kind === 'reading' ? s.phase.reader.stop() : undefined)));
       if (!session) return;
-      await this.flushCheckpoints();
-      await Promise.all(held.map((s) => session.store.releaseLease(s.shardId).catch(() => undefined)));
+      await Promise.all(
+        held.map(async (shard) => {
+          await this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`));
+          await shard.writes.run(() => session.store.releaseLease(shard.shardId)).catch(() => undefined);
+        }),
+      );
       await session.store.leaveMembers().catch(() => undefined);
     })();
     let cancel: (() => void) | undefined;

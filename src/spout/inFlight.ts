@@ -59,6 +59,11 @@ export class InFlight<R> {
     return this.bySequence.size;
   }
 
+  /** Sequence numbers emitted and not acked yet. */
+  unacked(): IterableIterator<string> {
+    return this.bySequence.keys();
+  }
+
   /** The oldest unacked record (it holds the checkpoint back). */
   oldest(): Emitted<R> | undefined {
     return this.head < this.queue.length ? this.queue[this.head] : undefined;

@@ -5,10 +5,10 @@
 import type { SpoutConfig } from '../config/config';
 import type { Scheduler } from '../core/scheduler';
 import { messageId, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
-import { LogLevel } from '../multilang/protocol';
-import type { Coordinator, Logger } from './coordinator';
+import type { Coordinator } from './coordinator';
 import { retryDelayMs } from './inFlight';
 import type { OwnedShard } from './ownedShard';
+import { Reporter, type Logger } from './reporting';
 
 export interface Emitter {
   emit(id: string, tuple: unknown[], stream: string): void;
@@ -23,26 +23,26 @@ export interface SpoutCounters {
   ignoredAcks: number;
 }
 
-const WARN_EVERY_MS = 10_000;
-
 export class KinesisSpout {
   readonly counters: SpoutCounters = { emitted: 0, reemitted: 0, acked: 0, failed: 0, skipped: 0, ignoredAcks: 0 };
   private cursor = 0;
-  private lastWarnedAt = new Map<string, number>();
+  private readonly reporter: Reporter;
 
   constructor(
     private readonly config: SpoutConfig,
     private readonly coordinator: Coordinator,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly scheduler: Scheduler,
-  ) {}
+  ) {
+    this.reporter = new Reporter(logger, scheduler);
+  }
 
   next(out: Emitter): void {
     const coordinator = this.coordinator;
     if (!coordinator.isActive || coordinator.shards.size === 0) return;
     const now = this.scheduler.now();
     if (coordinator.trustedUntil() <= now) {
-      this.warnOnce('trust', `not emitting from ${coordinator.shards.size} shard(s): ZooKeeper has not confirmed this process's session recently enough to trust its leases`);
+      this.reporter.warn('trust', `not emitting from ${coordinator.shards.size} shard(s): ZooKeeper has not confirmed this process's session recently enough to trust its leases`);
       return;
     }
     const shards = [...coordinator.shards.values()].filter((s) => s.emitting);
@@ -63,7 +63,7 @@ export class KinesisSpout {
 
   /** Made once, not per tuple: `next` is the hot path. */
   private readonly onBadJson = (bad: KinesisRecord, err: unknown) =>
-    this.warnOnce(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber)} is not JSON (${(err as Error).message}); emitted as text`);
+    this.reporter.warn(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber)} is not JSON (${(err as Error).message}); emitted as text`);
 
   private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
     const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
@@ -94,19 +94,17 @@ export class KinesisSpout {
     entry.firstFailedAt ??= now;
     const { retry } = this.config;
     if (retry.maxRetries >= 0 && entry.attempts > retry.maxRetries) {
-      const message = `record ${messageId(shard.shardId, sequenceNumber)} failed ${entry.attempts} time(s), over retry.maxRetries=${retry.maxRetries}: skipped (not re-emitted)`;
-      this.logger.error(message);
-      this.logger.log(LogLevel.Error, message);
+      const id = messageId(shard.shardId, sequenceNumber);
+      this.reporter.problem(`skipped:${id}`, `record ${id} failed ${entry.attempts} time(s), over retry.maxRetries=${retry.maxRetries}: skipped (not re-emitted)`);
       this.counters.skipped += 1;
       shard.inFlight.ack(sequenceNumber);
       return;
     }
-    // A shard being handed over re-emits nothing: the next holder re-reads from the checkpoint.
+    // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
     if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry, this.scheduler.random));
-    else shard.abandoned += 1;
     const heldFor = now - entry.firstFailedAt;
     if (heldFor >= retry.warnAfterMs) {
-      this.warnOnce(
+      this.reporter.warn(
         `retry:${shard.shardId}`,
         `record ${messageId(shard.shardId, sequenceNumber)} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
         retry.warnAfterMs,
@@ -118,23 +116,18 @@ export class KinesisSpout {
   private locate(id: unknown, what: string): { shard: OwnedShard; sequenceNumber: string } | undefined {
     const parsed = parseMessageId(id);
     if (!parsed) {
-      this.warnOnce('bad-id', `${what} for an id this spout never emits: ${JSON.stringify(id)}; ignored`);
+      this.reporter.warn('bad-id', `${what} for an id this spout never emits: ${JSON.stringify(id)}; ignored`);
       this.counters.ignoredAcks += 1;
       return undefined;
     }
+    // An outcome of an emission made before the shard was let go (and maybe taken again since) is not this emission's.
+    const late = this.coordinator.lateOutcomes.consume(id as string, this.scheduler.now());
     const shard = this.coordinator.shards.get(parsed.shardId);
-    if (!shard) {
+    if (!shard || late) {
       this.counters.ignoredAcks += 1;
       return undefined;
     }
     return { shard, sequenceNumber: parsed.sequenceNumber };
   }
 
-  private warnOnce(key: string, message: string, everyMs = WARN_EVERY_MS): void {
-    const now = this.scheduler.now();
-    const last = this.lastWarnedAt.get(key);
-    if (last !== undefined && now - last < everyMs) return;
-    this.lastWarnedAt.set(key, now);
-    this.logger.log(LogLevel.Warn, message);
-  }
 }

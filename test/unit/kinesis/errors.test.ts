@@ -1,0 +1,19 @@
+import { kinesisProblem } from '../../../src/kinesis/errors';
+
+const named = (name: string) => Object.assign(new Error(name), { name });
+
+describe('kinesisProblem', () => {
+  it('names the fix and reports at once what waiting cannot fix', () => {
+    const denied = kinesisProblem(named('AccessDeniedException'), 'arn:aws:kinesis:eu-west-1:123456789012:stream/s');
+    expect(denied).toMatchObject({ transient: false, reportAfter: 1 });
+    expect(denied.fix).toContain('kinesis:GetRecords');
+    expect(kinesisProblem(named('KMSAccessDeniedException'), 's').fix).toContain('kms:Decrypt');
+    expect(kinesisProblem(named('ExpiredTokenException'), 's').fix).toContain('credential');
+  });
+
+  it('reports what usually passes only once it persists', () => {
+    expect(kinesisProblem(named('ProvisionedThroughputExceededException'), 's')).toMatchObject({ transient: true, reportAfter: 5 });
+    expect(kinesisProblem(named('InternalFailure'), 's').reportAfter).toBeGreaterThan(1);
+    expect(kinesisProblem(named('ResourceNotFoundException'), 's').reportAfter).toBeGreaterThan(1);
+  });
+});
