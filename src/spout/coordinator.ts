@@ -7,22 +7,21 @@
 import type { SpoutConfig } from '../config/config';
 import { streamNameOf } from '../config/config';
 import type { ConnectZooKeeper, ConnectionState, ZooKeeper } from '../coordination/zooKeeper';
-import { describePosition, isAhead, isNotBehind, type Position } from '../core/position';
 import type { Scheduler } from '../core/scheduler';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
 import { kinesisProblem } from '../kinesis/errors';
-import type { KinesisRecord } from '../kinesis/records';
-import { ShardReader } from '../kinesis/shardReader';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
 import { identityMismatch, joinSession, type Member, type Session } from './joining';
-import { LateOutcomes } from './lateOutcomes';
-import { OwnedShard } from './ownedShard';
+import { HeldShards, type IoCounters } from './heldShards';
+import type { LateOutcomes } from './lateOutcomes';
+import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
 
 export type { Logger } from './reporting';
+export type { IoCounters } from './heldShards';
 
 export interface CoordinatorDeps {
   config: SpoutConfig;
@@ -38,22 +37,10 @@ const SLOW_ASSIGNMENT_MS = 2_000;
 const FULL_LISTING_EVERY = 5;
 /** Failed joins (or assignments) in a row before the operator is told through Storm's UI. */
 const REPORT_AFTER_FAILURES = 3;
-/** Backoff of a shard that could not be started (unreadable checkpoint, errors): retried, never in a loop. */
-const START_BACKOFF_MS = { initial: 1_000, max: 60_000 };
-/** How long an ack or fail of an emission made before a shard was let go may still come. */
-const LATE_OUTCOME_WAIT_MS = 10 * 60_000;
-const WRITE_RETRY_MS = 500;
-
-export interface IoCounters {
-  getRecords: number;
-  listShards: number;
-  checkpointWrites: number;
-}
 
 export class Coordinator {
-  readonly shards = new Map<string, OwnedShard>();
   readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
-  readonly lateOutcomes: LateOutcomes;
+  private readonly held: HeldShards;
   private readonly stream: StreamRef;
   private readonly member: Member;
   private readonly reporter: Reporter;
@@ -68,14 +55,9 @@ export class Coordinator {
   private rebalanceAgain = false;
   private failedAssignments = 0;
   private readonly timers: (() => void)[] = [];
-  /** Shards whose start failed, and when they may be tried again. */
-  private readonly startFailures = new Map<string, { failures: number; retryAt: number }>();
   /** Recorded shards missing from the last unfiltered listing. */
   private missingBefore = new Set<string>();
   private syncs = 0;
-  /** Counts shards let go; per shard, the count when it last was (a lease seen before that is not an orphan). */
-  private letGoCount = 0;
-  private readonly lastLetGo = new Map<string, number>();
   /** One watch callback for every path: the client keeps each distinct callback until the watch fires. */
   private readonly onWatch = () => this.scheduleRebalance();
 
@@ -83,7 +65,34 @@ export class Coordinator {
     this.stream = { streamName: streamNameOf(deps.config), streamArn: deps.config.streamArn };
     this.member = { taskCount: 1, ...deps.member };
     this.reporter = new Reporter(deps.logger, deps.scheduler);
-    this.lateOutcomes = new LateOutcomes(deps.config.maxRecordsInMemory, LATE_OUTCOME_WAIT_MS);
+    this.held = new HeldShards({
+      ...deps,
+      reporter: this.reporter,
+      stream: this.stream,
+      streamLabel: this.streamLabel,
+      io: this.io,
+      isActive: () => this.active,
+      changed: () => this.scheduleRebalance(),
+      relist: () => {
+        this.shardList = undefined;
+      },
+      notFound: () => {
+        // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.
+        this.identityCheckDue = true;
+        this.shardList = undefined;
+        this.scheduleRebalance();
+      },
+    });
+  }
+
+  /** The shards held here, by id. */
+  get shards(): ReadonlyMap<string, OwnedShard> {
+    return this.held.byId;
+  }
+
+  /** Outcomes Storm may still send for emissions of shards let go. */
+  get lateOutcomes(): LateOutcomes {
+    return this.held.lateOutcomes;
   }
 
   private log(level: LogLevel, message: string): void {
@@ -98,7 +107,7 @@ export class Coordinator {
   start(): void {
     void this.connectLoop();
     const { config } = this.deps;
-    this.every(MAINTENANCE_MS, () => this.maintain());
+    this.every(MAINTENANCE_MS, () => this.session && this.held.maintain(this.session));
     this.every(config.checkpointIntervalMs, () => void this.flushCheckpoints());
     this.every(config.rebalanceIntervalMs, () => this.scheduleRebalance());
     // Jittered so that many tasks do not list shards in step.
@@ -120,9 +129,7 @@ export class Coordinator {
 
   /** Records of all held shards in memory (prefetched plus in flight). */
   inMemory(): number {
-    let total = 0;
-    for (const shard of this.shards.values()) total += shard.inMemory;
-    return total;
+    return this.held.inMemory();
   }
 
   deactivate(): void {
@@ -189,23 +196,9 @@ export class Coordinator {
 
   /** Forgets everything tied to the current session: its leases may already belong to others. */
   private dropSession(): void {
-    for (const shard of this.shards.values()) this.forget(shard);
+    this.held.forgetAll();
     this.session?.zk.close();
     this.session = undefined;
-  }
-
-  /** Stops a shard here at once, without writing anything: its records still out may be acked or failed later. */
-  private forget(shard: OwnedShard): void {
-    if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
-    shard.phase = { kind: 'closing' };
-    this.letGo(shard);
-  }
-
-  private letGo(shard: OwnedShard): void {
-    if (this.shards.get(shard.shardId) !== shard) return;
-    this.shards.delete(shard.shardId);
-    this.lastLetGo.set(shard.shardId, ++this.letGoCount);
-    this.lateOutcomes.expect([...shard.inFlight.unacked()].map((seq) => `${shard.shardId}:${seq}`), this.now);
   }
 
   scheduleRebalance(): void {
@@ -275,7 +268,7 @@ export class Coordinator {
   private async assign(session: Session): Promise<void> {
     const { store } = session;
     const ordering = this.deps.config.ordering;
-    const letGoBefore = this.letGoCount;
+    const letGoBefore = this.held.letGoMark;
     const [finished, leases, members, ended] = await Promise.all([
       store.finishedShards(this.onWatch),
       store.leases(this.onWatch, (err) => this.reporter.problem(`corrupt:${err.message}`, `${err.message}; its shard is not read until then`)),
@@ -296,12 +289,11 @@ export class Coordinator {
       if (shard.phase.kind === 'closing' || shard.phase.kind === 'starting') continue;
       if (leases.get(shard.shardId) !== store.memberId) {
         this.log(LogLevel.Warn, `lease on ${shard.shardId} is no longer ours: stopped emitting from it`);
-        this.forget(shard);
+        this.held.forget(shard);
       } else if (shard.phase.kind === 'reading' && !listed.has(shard.shardId)) {
         // Only an unfiltered listing may say so: the shard expired past retention, nothing more to read.
         this.log(LogLevel.Warn, `${shard.shardId} is not in the stream any more (expired past retention); finishing it once its records are acked`);
-        void shard.phase.reader.stop();
-        this.drain(shard);
+        this.held.drain(shard);
       }
     }
     const isFinished = (id: string) => this.isFinished(session, finished, id);
@@ -310,16 +302,16 @@ export class Coordinator {
     const plan = planLeases({ readable, leases, members: this.sharingMembers(session, members), me: store.memberId });
     for (const shardId of plan.release) {
       const shard = this.shards.get(shardId);
-      if (shard && (shard.phase.kind === 'reading' || shard.phase.kind === 'draining')) this.beginRelease(shard, 'rebalance: another task is owed a share');
+      if (shard && (shard.phase.kind === 'reading' || shard.phase.kind === 'draining')) this.held.beginRelease(shard, 'rebalance: another task is owed a share');
     }
     await this.reconcile(session, leases, letGoBefore, new Set(readable), new Set(plan.release));
     let want = plan.want;
     for (const shardId of plan.candidates) {
       if (want <= 0 || this.session !== session || !this.active) break;
-      if (this.shards.has(shardId) || this.startBackoff(shardId)) continue;
+      if (this.shards.has(shardId) || this.held.backingOff(shardId)) continue;
       if (await store.acquireLease(shardId)) {
         want -= 1;
-        await this.startShard(session, shardId);
+        await this.held.start(session, shardId);
       }
     }
   }
@@ -332,10 +324,10 @@ export class Coordinator {
   private async reconcile(session: Session, leases: ReadonlyMap<string, string>, letGoBefore: number, readable: ReadonlySet<string>, release: ReadonlySet<string>): Promise<void> {
     for (const [shardId, owner] of leases) {
       if (owner !== session.store.memberId || this.shards.has(shardId) || this.session !== session) continue;
-      if ((this.lastLetGo.get(shardId) ?? 0) > letGoBefore) continue;
-      if (readable.has(shardId) && !release.has(shardId) && !this.startBackoff(shardId) && this.active) {
+      if (this.held.letGoSince(shardId, letGoBefore)) continue;
+      if (readable.has(shardId) && !release.has(shardId) && !this.held.backingOff(shardId) && this.active) {
         this.log(LogLevel.Info, `lease on ${shardId} is ours but was not held here (a lost reply): reading it`);
-        await this.startShard(session, shardId);
+        await this.held.start(session, shardId);
       } else {
         this.log(LogLevel.Info, `lease on ${shardId} is ours but not wanted here (a lost reply): giving it back`);
         await session.store.releaseLease(shardId);
@@ -374,89 +366,6 @@ export class Coordinator {
     }
   }
 
-  /** Until when a shard whose start failed is left alone, or undefined when it may be tried. */
-  private startBackoff(shardId: string): number | undefined {
-    const failure = this.startFailures.get(shardId);
-    return failure && failure.retryAt > this.now ? failure.retryAt : undefined;
-  }
-
-  private async startShard(session: Session, shardId: string): Promise<void> {
-    const shard = new OwnedShard(shardId, this.now);
-    this.shards.set(shardId, shard);
-    try {
-      const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
-      if (this.shards.get(shardId) !== shard) return;
-      this.startFailures.delete(shardId);
-      shard.stored = checkpoint;
-      const from = checkpoint.position;
-      if (from.kind === 'SHARD_END') {
-        this.forget(shard);
-        await session.store.releaseLease(shardId);
-        return;
-      }
-      this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
-      shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
-      shard.phase.reader.start();
-    } catch (err) {
-      const failures = (this.startFailures.get(shardId)?.failures ?? 0) + 1;
-      const backoff = Math.min(START_BACKOFF_MS.max, START_BACKOFF_MS.initial * 2 ** (failures - 1));
-      this.startFailures.set(shardId, { failures, retryAt: this.now + backoff });
-      const message = `could not start ${shardId}: ${describeError(err)}; giving its lease back, trying again in ${Math.round(backoff / 1000)} s`;
-      if (err instanceof SpoutError && err.code === ErrorCode.CorruptState) this.reporter.problem(`corrupt:${shardId}`, message);
-      else this.log(LogLevel.Warn, message);
-      this.forget(shard);
-      await session.store.releaseLease(shardId).catch(() => undefined);
-    }
-  }
-
-  private readerFor(shard: OwnedShard, from: Exclude<Position, { kind: 'SHARD_END' }>): ShardReader {
-    const { config } = this.deps;
-    const current = () => this.shards.get(shard.shardId) === shard && shard.phase.kind === 'reading';
-    return new ShardReader({
-      kinesis: this.deps.kinesis,
-      scheduler: this.deps.scheduler,
-      stream: this.stream,
-      shardId: shard.shardId,
-      from,
-      maxRecordsPerRequest: config.maxRecordsPerRequest,
-      idlePollIntervalMs: config.idlePollIntervalMs,
-      events: {
-        records: (records: KinesisRecord[]) => {
-          shard.reserved = 0;
-          if (current()) shard.push(records);
-        },
-        end: (children) => {
-          if (!current()) return;
-          this.log(LogLevel.Info, `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`);
-          this.drain(shard);
-        },
-        failed: (err, consecutive) => {
-          shard.reserved = 0;
-          if (!current()) return;
-          const problem = kinesisProblem(err, this.streamLabel);
-          if (consecutive >= problem.reportAfter) this.reporter.problem(`kinesis:${problem.name}`, `reading ${shard.shardId} failed ${consecutive} time(s) in a row: ${describeError(err)}; ${problem.fix}; still retrying`);
-          if (problem.name === 'ResourceNotFoundException') {
-            // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.
-            this.identityCheckDue = true;
-            this.shardList = undefined;
-            this.scheduleRebalance();
-          }
-        },
-        room: () => {
-          // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
-          shard.reserved = 0;
-          const room = this.active && current() ? Math.max(0, Math.min(config.shardBufferSize - shard.buffered, config.maxRecordsInMemory - this.inMemory(), config.maxRecordsPerRequest)) : 0;
-          shard.reserved = room;
-          return room;
-        },
-        log: (level, message) => this.log(level, message),
-        requested: () => {
-          this.io.getRecords += 1;
-        },
-      },
-    });
-  }
-
   /**
    * Catches shards no reader saw appear: usually a cheap look past the highest known shard id, every
    * FULL_LISTING_EVERY-th time a full listing (the only kind that may show a shard expired) and a check
@@ -486,108 +395,9 @@ export class Coordinator {
     return listShards(this.deps.kinesis, this.stream);
   }
 
-  private drain(shard: OwnedShard): void {
-    shard.phase = { kind: 'draining' };
-    shard.endedAt = this.now;
-    this.shardList = undefined;
-  }
-
-  /** Hand a shard over: stop reading, re-emit failed records until acked (bounded in time), checkpoint, release. */
-  private beginRelease(shard: OwnedShard, reason: string): void {
-    if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
-    shard.dropBuffer();
-    shard.phase = { kind: 'releasing', deadline: this.now + this.deps.config.handoffTimeoutMs, reason };
-    this.log(LogLevel.Info, `handing ${shard.shardId} over (${reason}); waiting up to ${this.deps.config.handoffTimeoutMs} ms for ${shard.inFlight.size} in-flight record(s)`);
-  }
-
-  /** Moves shards whose wait is over: drained ones to SHARD_END, released ones to their last checkpoint. */
-  private maintain(): void {
-    const session = this.session;
-    if (!session) return;
-    const now = this.now;
-    for (const shard of this.shards.values()) {
-      const { phase } = shard;
-      if (this.deps.config.ordering === 'parents-emitted' && phase.kind === 'draining' && shard.buffered === 0 && !shard.endAnnounced) {
-        shard.endAnnounced = true;
-        session.store.markEnded(shard.shardId).catch((err) => {
-          shard.endAnnounced = false;
-          this.log(LogLevel.Warn, `could not mark ${shard.shardId} as fully emitted: ${describeError(err)}`);
-        });
-      }
-      if ((phase.kind === 'draining' || phase.kind === 'releasing') && (phase.retryAt ?? 0) > now) continue;
-      if (shard.drained) {
-        shard.phase = { kind: 'closing' };
-        void this.finish(session, shard);
-      } else if (phase.kind === 'releasing' && (shard.handedOver || now >= phase.deadline)) {
-        shard.phase = { kind: 'closing' };
-        void this.release(session, shard, phase.reason);
-      }
-    }
-  }
-
-  private async finish(session: Session, shard: OwnedShard): Promise<void> {
-    try {
-      const done = await shard.writes.run(async () => shard.stored !== undefined && (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber)));
-      this.io.checkpointWrites += 1;
-      if (this.session !== session) return;
-      this.letGo(shard);
-      if (done) {
-        const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.now - shard.endedAt)} ms after its end was reached`;
-        this.log(LogLevel.Info, `reshard: ${shard.shardId} finished: SHARD_END written${waited}, lease released; its children may be read`);
-      } else {
-        // A lost reply may have applied it already; otherwise the checkpoint moved under us. Either way the next holder knows.
-        this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (the checkpoint changed under us, or an earlier try got through); giving the lease back`);
-        await session.store.releaseLease(shard.shardId);
-      }
-      this.scheduleRebalance();
-    } catch (err) {
-      this.log(LogLevel.Warn, `finishing ${shard.shardId} failed: ${describeError(err)}; retrying`);
-      if (this.shards.get(shard.shardId) === shard) shard.phase = { kind: 'draining', retryAt: this.now + WRITE_RETRY_MS };
-    }
-  }
-
-  /** The last checkpoint, then the lease. A failure leaves the shard releasing, retried: never dropped with its lease still held. */
-  private async release(session: Session, shard: OwnedShard, reason: string): Promise<void> {
-    try {
-      await this.writeCheckpoint(session, shard);
-      await shard.writes.run(() => session.store.releaseLease(shard.shardId));
-      const held = Math.round(this.now - shard.acquiredAt);
-      this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`);
-      this.letGo(shard);
-      this.scheduleRebalance();
-    } catch (err) {
-      this.log(LogLevel.Warn, `releasing ${shard.shardId} failed: ${describeError(err)}; retrying`);
-      if (this.shards.get(shard.shardId) === shard) shard.phase = { kind: 'releasing', deadline: this.now, reason, retryAt: this.now + WRITE_RETRY_MS };
-    }
-  }
-
   /** Writes every changed checkpoint; a failed write is retried at the next flush. */
   async flushCheckpoints(): Promise<void> {
-    const session = this.session;
-    if (!session) return;
-    const open = [...this.shards.values()].filter((shard) => shard.phase.kind !== 'closing');
-    await Promise.all(open.map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`))));
-  }
-
-  /** Queued behind the shard's other writes; asks while one waits are answered by it. */
-  private writeCheckpoint(session: Session, shard: OwnedShard): Promise<void> {
-    return shard.writes.coalesce(() => this.advanceCheckpoint(session, shard));
-  }
-
-  private async advanceCheckpoint(session: Session, shard: OwnedShard): Promise<void> {
-    const next = shard.committable();
-    const stored = shard.stored;
-    if (!next || !stored || !isAhead(next, stored.position)) return;
-    let result = await session.store.writeCheckpoint(shard.shardId, next, stored.version);
-    if (result === 'conflict') {
-      // After a lost connection the outcome of the last write is unknown: re-read, never move backwards.
-      const current = await session.store.readCheckpoint(shard.shardId);
-      if (!current) throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint node of ${shard.shardId} disappeared`);
-      result = isNotBehind(current.position, next) ? current : await session.store.writeCheckpoint(shard.shardId, next, current.version);
-      if (result === 'conflict') throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shard.shardId} keeps changing under us`, { retriable: true });
-    }
-    shard.stored = result;
-    this.io.checkpointWrites += 1;
+    if (this.session) await this.held.flush(this.session);
   }
 
   /** Flushes checkpoints, gives up leases and membership, closes the session. Bounded by `timeoutMs`. */
@@ -596,22 +406,14 @@ export class Coordinator {
     for (const cancel of this.timers.splice(0)) cancel();
     const session = this.session;
     const work = (async () => {
-      const held = [...this.shards.values()];
-      await Promise.all(held.map((s) => (s.phase.kind === 'reading' ? s.phase.reader.stop() : undefined)));
-      if (!session) return;
-      await Promise.all(
-        held.map(async (shard) => {
-          await this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`));
-          await shard.writes.run(() => session.store.releaseLease(shard.shardId)).catch(() => undefined);
-        }),
-      );
-      await session.store.leaveMembers().catch(() => undefined);
+      await this.held.close(session);
+      await session?.store.leaveMembers().catch(() => undefined);
     })();
     let cancel: (() => void) | undefined;
     const expired = new Promise<void>((resolve) => (cancel = this.deps.scheduler.after(timeoutMs, resolve)));
     await Promise.race([work.catch((err) => this.log(LogLevel.Warn, `shutdown: ${describeError(err)}`)), expired]);
     cancel?.();
     session?.zk.close();
-    this.shards.clear();
+    this.held.byId.clear();
   }
 }

@@ -1,0 +1,299 @@
+/**
+ * The shards this process holds a lease on, through their lifecycle: started at their checkpoint, read,
+ * drained to SHARD_END, handed over (failed records re-emitted first) or forgotten at once. Each shard's
+ * ZooKeeper writes go through its own queue. Which shards to hold is the coordinator's decision.
+ */
+import type { SpoutConfig } from '../config/config';
+import { describePosition, isAhead, isNotBehind, type Position } from '../core/position';
+import type { Scheduler } from '../core/scheduler';
+import { describeError, ErrorCode, SpoutError } from '../errors';
+import type { KinesisApi } from '../kinesis/client';
+import { kinesisProblem } from '../kinesis/errors';
+import type { KinesisRecord } from '../kinesis/records';
+import { ShardReader } from '../kinesis/shardReader';
+import type { StreamRef } from '../kinesis/shards';
+import { LogLevel } from '../multilang/protocol';
+import type { Session } from './joining';
+import { LateOutcomes } from './lateOutcomes';
+import { OwnedShard } from './ownedShard';
+import type { Reporter } from './reporting';
+
+/** Backoff of a shard that could not be started (unreadable checkpoint, errors): retried, never in a loop. */
+const START_BACKOFF_MS = { initial: 1_000, max: 60_000 };
+/** How long an ack or fail of an emission made before a shard was let go may still come. */
+const LATE_OUTCOME_WAIT_MS = 10 * 60_000;
+const WRITE_RETRY_MS = 500;
+
+export interface IoCounters {
+  getRecords: number;
+  listShards: number;
+  checkpointWrites: number;
+}
+
+export interface HeldShardsDeps {
+  config: SpoutConfig;
+  kinesis: KinesisApi;
+  scheduler: Scheduler;
+  reporter: Reporter;
+  stream: StreamRef;
+  /** How the stream is named in messages. */
+  streamLabel: string;
+  io: IoCounters;
+  isActive(): boolean;
+  /** Something changed that the assignment should look at (a shard finished or was released). */
+  changed(): void;
+  /** A shard was read to its end: its children may not be in the cached listing yet. */
+  relist(): void;
+  /** A reader was told its shard does not exist: a fresh listing and the stream's identity must decide. */
+  notFound(): void;
+}
+
+export class HeldShards {
+  readonly byId = new Map<string, OwnedShard>();
+  readonly lateOutcomes: LateOutcomes;
+  /** Counts shards let go; per shard, the count when it last was. */
+  private letGoCount = 0;
+  private readonly lastLetGo = new Map<string, number>();
+  /** Shards whose start failed, and when they may be tried again. */
+  private readonly startFailures = new Map<string, { failures: number; retryAt: number }>();
+
+  constructor(private readonly deps: HeldShardsDeps) {
+    this.lateOutcomes = new LateOutcomes(deps.config.maxRecordsInMemory, LATE_OUTCOME_WAIT_MS);
+  }
+
+  private get now(): number {
+    return this.deps.scheduler.now();
+  }
+
+  private log(level: LogLevel, message: string): void {
+    this.deps.reporter.log(level, message);
+  }
+
+  /** Records of all held shards in memory (prefetched plus in flight). */
+  inMemory(): number {
+    let total = 0;
+    for (const shard of this.byId.values()) total += shard.inMemory;
+    return total;
+  }
+
+  /** A mark to tell, later, which shards were let go after it. */
+  get letGoMark(): number {
+    return this.letGoCount;
+  }
+
+  letGoSince(shardId: string, mark: number): boolean {
+    return (this.lastLetGo.get(shardId) ?? 0) > mark;
+  }
+
+  /** True while a shard whose start failed is left alone. */
+  backingOff(shardId: string): boolean {
+    const failure = this.startFailures.get(shardId);
+    return failure !== undefined && failure.retryAt > this.now;
+  }
+
+  /** Stops a shard here at once, without writing anything: its records still out may be acked or failed later. */
+  forget(shard: OwnedShard): void {
+    if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
+    shard.phase = { kind: 'closing' };
+    this.letGo(shard);
+  }
+
+  forgetAll(): void {
+    for (const shard of this.byId.values()) this.forget(shard);
+  }
+
+  private letGo(shard: OwnedShard): void {
+    if (this.byId.get(shard.shardId) !== shard) return;
+    this.byId.delete(shard.shardId);
+    this.lastLetGo.set(shard.shardId, ++this.letGoCount);
+    this.lateOutcomes.expect([...shard.inFlight.unacked()].map((seq) => `${shard.shardId}:${seq}`), this.now);
+  }
+
+  /** The lease is ours: read from the checkpoint (written first from the start position when there is none). */
+  async start(session: Session, shardId: string): Promise<void> {
+    const shard = new OwnedShard(shardId, this.now);
+    this.byId.set(shardId, shard);
+    try {
+      const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
+      if (this.byId.get(shardId) !== shard) return;
+      this.startFailures.delete(shardId);
+      shard.stored = checkpoint;
+      const from = checkpoint.position;
+      if (from.kind === 'SHARD_END') {
+        this.forget(shard);
+        await session.store.releaseLease(shardId);
+        return;
+      }
+      this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
+      shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
+      shard.phase.reader.start();
+    } catch (err) {
+      const failures = (this.startFailures.get(shardId)?.failures ?? 0) + 1;
+      const backoff = Math.min(START_BACKOFF_MS.max, START_BACKOFF_MS.initial * 2 ** (failures - 1));
+      this.startFailures.set(shardId, { failures, retryAt: this.now + backoff });
+      const message = `could not start ${shardId}: ${describeError(err)}; giving its lease back, trying again in ${Math.round(backoff / 1000)} s`;
+      if (err instanceof SpoutError && err.code === ErrorCode.CorruptState) this.deps.reporter.problem(`corrupt:${shardId}`, message);
+      else this.log(LogLevel.Warn, message);
+      this.forget(shard);
+      await session.store.releaseLease(shardId).catch(() => undefined);
+    }
+  }
+
+  private readerFor(shard: OwnedShard, from: Exclude<Position, { kind: 'SHARD_END' }>): ShardReader {
+    const { config } = this.deps;
+    const current = () => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading';
+    return new ShardReader({
+      kinesis: this.deps.kinesis,
+      scheduler: this.deps.scheduler,
+      stream: this.deps.stream,
+      shardId: shard.shardId,
+      from,
+      maxRecordsPerRequest: config.maxRecordsPerRequest,
+      idlePollIntervalMs: config.idlePollIntervalMs,
+      events: {
+        records: (records: KinesisRecord[]) => {
+          shard.reserved = 0;
+          if (current()) shard.push(records);
+        },
+        end: (children) => {
+          if (!current()) return;
+          this.log(LogLevel.Info, `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`);
+          this.drain(shard);
+        },
+        failed: (err, consecutive) => {
+          shard.reserved = 0;
+          if (!current()) return;
+          const problem = kinesisProblem(err, this.deps.streamLabel);
+          if (consecutive >= problem.reportAfter) this.deps.reporter.problem(`kinesis:${problem.name}`, `reading ${shard.shardId} failed ${consecutive} time(s) in a row: ${describeError(err)}; ${problem.fix}; still retrying`);
+          if (problem.name === 'ResourceNotFoundException') this.deps.notFound();
+        },
+        room: () => {
+          // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
+          shard.reserved = 0;
+          const room = this.deps.isActive() && current() ? Math.max(0, Math.min(config.shardBufferSize - shard.buffered, config.maxRecordsInMemory - this.inMemory(), config.maxRecordsPerRequest)) : 0;
+          shard.reserved = room;
+          return room;
+        },
+        log: (level, message) => this.log(level, message),
+        requested: () => {
+          this.deps.io.getRecords += 1;
+        },
+      },
+    });
+  }
+
+  /** Read to its end (or expired from the stream): emit the rest, then SHARD_END once every record is acked. */
+  drain(shard: OwnedShard): void {
+    if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
+    shard.phase = { kind: 'draining' };
+    shard.endedAt = this.now;
+    this.deps.relist();
+  }
+
+  /** Hand a shard over: stop reading, re-emit failed records until acked (bounded in time), checkpoint, release. */
+  beginRelease(shard: OwnedShard, reason: string): void {
+    if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
+    shard.dropBuffer();
+    shard.phase = { kind: 'releasing', deadline: this.now + this.deps.config.handoffTimeoutMs, reason };
+    this.log(LogLevel.Info, `handing ${shard.shardId} over (${reason}); waiting up to ${this.deps.config.handoffTimeoutMs} ms for ${shard.inFlight.size} in-flight record(s)`);
+  }
+
+  /** Moves shards whose wait is over: drained ones to SHARD_END, released ones to their last checkpoint. */
+  maintain(session: Session): void {
+    const now = this.now;
+    for (const shard of this.byId.values()) {
+      const { phase } = shard;
+      if (this.deps.config.ordering === 'parents-emitted' && phase.kind === 'draining' && shard.buffered === 0 && !shard.endAnnounced) {
+        shard.endAnnounced = true;
+        session.store.markEnded(shard.shardId).catch((err) => {
+          shard.endAnnounced = false;
+          this.log(LogLevel.Warn, `could not mark ${shard.shardId} as fully emitted: ${describeError(err)}`);
+        });
+      }
+      if ((phase.kind === 'draining' || phase.kind === 'releasing') && (phase.retryAt ?? 0) > now) continue;
+      if (shard.drained) {
+        shard.phase = { kind: 'closing' };
+        void this.finish(session, shard);
+      } else if (phase.kind === 'releasing' && (shard.handedOver || now >= phase.deadline)) {
+        shard.phase = { kind: 'closing' };
+        void this.release(session, shard, phase.reason);
+      }
+    }
+  }
+
+  private async finish(session: Session, shard: OwnedShard): Promise<void> {
+    try {
+      const done = await shard.writes.run(async () => shard.stored !== undefined && (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber)));
+      this.deps.io.checkpointWrites += 1;
+      if (this.byId.get(shard.shardId) !== shard) return;
+      this.letGo(shard);
+      if (done) {
+        const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.now - shard.endedAt)} ms after its end was reached`;
+        this.log(LogLevel.Info, `reshard: ${shard.shardId} finished: SHARD_END written${waited}, lease released; its children may be read`);
+      } else {
+        // A lost reply may have applied it already; otherwise the checkpoint moved under us. Either way the next holder knows.
+        this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (the checkpoint changed under us, or an earlier try got through); giving the lease back`);
+        await session.store.releaseLease(shard.shardId);
+      }
+      this.deps.changed();
+    } catch (err) {
+      this.log(LogLevel.Warn, `finishing ${shard.shardId} failed: ${describeError(err)}; retrying`);
+      if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'draining', retryAt: this.now + WRITE_RETRY_MS };
+    }
+  }
+
+  /** The last checkpoint, then the lease. A failure leaves the shard releasing, retried: never dropped with its lease still held. */
+  private async release(session: Session, shard: OwnedShard, reason: string): Promise<void> {
+    try {
+      await this.writeCheckpoint(session, shard);
+      await shard.writes.run(() => session.store.releaseLease(shard.shardId));
+      const held = Math.round(this.now - shard.acquiredAt);
+      this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`);
+      this.letGo(shard);
+      this.deps.changed();
+    } catch (err) {
+      this.log(LogLevel.Warn, `releasing ${shard.shardId} failed: ${describeError(err)}; retrying`);
+      if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'releasing', deadline: this.now, reason, retryAt: this.now + WRITE_RETRY_MS };
+    }
+  }
+
+  /** Writes every changed checkpoint; a failed write is retried at the next flush. */
+  async flush(session: Session): Promise<void> {
+    const open = [...this.byId.values()].filter((shard) => shard.phase.kind !== 'closing');
+    await Promise.all(open.map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`))));
+  }
+
+  /** Queued behind the shard's other writes; asks while one waits are answered by it. */
+  private writeCheckpoint(session: Session, shard: OwnedShard): Promise<void> {
+    return shard.writes.coalesce(() => this.advanceCheckpoint(session, shard));
+  }
+
+  private async advanceCheckpoint(session: Session, shard: OwnedShard): Promise<void> {
+    const next = shard.committable();
+    const stored = shard.stored;
+    if (!next || !stored || !isAhead(next, stored.position)) return;
+    let result = await session.store.writeCheckpoint(shard.shardId, next, stored.version);
+    if (result === 'conflict') {
+      // After a lost connection the outcome of the last write is unknown: re-read, never move backwards.
+      const current = await session.store.readCheckpoint(shard.shardId);
+      if (!current) throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint node of ${shard.shardId} disappeared`);
+      result = isNotBehind(current.position, next) ? current : await session.store.writeCheckpoint(shard.shardId, next, current.version);
+      if (result === 'conflict') throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shard.shardId} keeps changing under us`, { retriable: true });
+    }
+    shard.stored = result;
+    this.deps.io.checkpointWrites += 1;
+  }
+
+  /** At exit: stop reading, write the last checkpoints, give the leases back. */
+  async close(session: Session | undefined): Promise<void> {
+    const held = [...this.byId.values()];
+    await Promise.all(held.map((s) => (s.phase.kind === 'reading' ? s.phase.reader.stop() : undefined)));
+    if (!session) return;
+    await Promise.all(
+      held.map(async (shard) => {
+        await this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`));
+        await shard.writes.run(() => session.store.releaseLease(shard.shardId)).catch(() => undefined);
+      }),
+    );
+  }
+}
