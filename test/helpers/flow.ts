@@ -12,8 +12,19 @@ export interface Delivery {
   pid: number;
 }
 
+/** Tuples the topology fails: a seeded share of emissions, each failed once per emission. */
+export interface FailurePolicy {
+  rate: number;
+  seed: number;
+}
+
 export class Flow {
   readonly spouts: StormDriver[] = [];
+  /** Per message id: emissions and fails (a fail's re-emit is no duplicate). */
+  readonly emitsById = new Map<string, number>();
+  readonly failsById = new Map<string, number>();
+  private random: () => number = Math.random;
+  private failRate = 0;
   readonly put: { id: string; key: string; at: number }[] = [];
   readonly firstDelivery = new Map<string, Delivery>();
   /**
@@ -38,9 +49,25 @@ export class Flow {
     private readonly keys = 32,
   ) {}
 
-  /** Starts one more spout process (a Storm task) and pumps it until the flow stops or the process dies. */
-  async addSpout(taskIndex = this.spouts.length + 1): Promise<StormDriver> {
-    const driver = await StormDriver.start({ conf: { 'kinesis.spout': spoutConf(this.services, this.stream, this.app, this.overrides) }, taskId: taskIndex, componentTasks: [taskIndex] });
+  /** From now on, fail this share of emissions (seeded). */
+  failTuples(policy: FailurePolicy): void {
+    let state = policy.seed >>> 0 || 1;
+    this.random = () => {
+      // xorshift32: the same failures for the same seed.
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) / 2 ** 32;
+    };
+    this.failRate = policy.rate;
+  }
+
+  /**
+   * Starts one more spout process (a Storm task) and pumps it until the flow stops or the process dies.
+   * `componentTasks`: the spout's task ids as the topology declares them (default: this task alone).
+   */
+  async addSpout(taskIndex = this.spouts.length + 1, componentTasks = [taskIndex]): Promise<StormDriver> {
+    const driver = await StormDriver.start({ conf: { 'kinesis.spout': spoutConf(this.services, this.stream, this.app, this.overrides) }, taskId: taskIndex, componentTasks });
     this.spouts.push(driver);
     this.pumps.push(driver.pump(() => this.stopped, { timeoutMs: 600_000, onEmit: (emit) => this.onEmit(driver, emit) }));
     return driver;
@@ -57,7 +84,16 @@ export class Flow {
     const span = spans.get(tenure);
     spans.set(tenure, span ? [span[0], at] : [at, at]);
     this.emitSpans.set(shard, spans);
-    await driver.ack(emit.id);
+    this.emitsById.set(emit.id, (this.emitsById.get(emit.id) ?? 0) + 1);
+    if (this.failRate > 0 && this.random() < this.failRate) {
+      this.failsById.set(emit.id, (this.failsById.get(emit.id) ?? 0) + 1);
+      await driver.fail(emit.id);
+    } else await driver.ack(emit.id);
+  }
+
+  /** Emissions that neither a first delivery nor a failed one explains: records emitted again without cause. */
+  unexplainedEmits(): string[] {
+    return [...this.emitsById].filter(([id, n]) => n > 1 + (this.failsById.get(id) ?? 0)).map(([id, n]) => `${id} emitted ${n} times, failed ${this.failsById.get(id) ?? 0}`);
   }
 
   private takesBefore(driver: StormDriver, emit: Emit, shard: string): number {
