@@ -26,7 +26,12 @@ export interface KinesisRequest {
   shardId: string | undefined;
 }
 
-export interface FaultRule {
+/** What a rule does to a request it fires on: answer an AWS error instead, or pass it on late. */
+export type FaultAnswer = { status: number; type: string; message?: string } | { delayMs: number };
+
+export type FaultRule = FaultMatch & FaultAnswer;
+
+export interface FaultMatch {
   operations: readonly string[];
   /** Only requests this accepts; default all of `operations`. */
   when?: (request: KinesisRequest) => boolean;
@@ -34,14 +39,12 @@ export interface FaultRule {
   times?: number;
   /** Chance that a matching request fails (drawn from the proxy's seeded source); default 1. */
   probability?: number;
-  status: number;
-  type: string;
-  message?: string;
 }
 
 export interface InjectedFault {
   operation: string;
   shardId: string | undefined;
+  /** The error type answered, or `delayed`. */
   type: string;
   /** performance.now() when it was answered. */
   at: number;
@@ -143,9 +146,13 @@ export async function startHttpFaultProxy(upstreamEndpoint: string, options: { s
       const request: KinesisRequest = { operation, body, shardId: shardOf(operation, body) };
       requests.set(operation, (requests.get(operation) ?? 0) + 1);
       const fault = firing(request);
-      if (fault) {
-        fault.injected += 1;
-        const { status, type, message } = fault.rule;
+      if (fault) fault.injected += 1;
+      const rule = fault?.rule;
+      if (rule && 'delayMs' in rule) {
+        injected.push({ operation, shardId: request.shardId, type: 'delayed', at: performance.now() });
+        await new Promise((resolve) => setTimeout(resolve, rule.delayMs));
+      } else if (rule) {
+        const { status, type, message } = rule;
         injected.push({ operation, shardId: request.shardId, type, at: performance.now() });
         const payload = JSON.stringify({ __type: type, message: message ?? `injected by the test proxy: ${type} on ${operation}` });
         reply.writeHead(status, { 'content-type': AMZ_JSON, 'content-length': Buffer.byteLength(payload), 'x-amzn-requestid': `fault-${injected.length}` });

@@ -49,6 +49,11 @@ export interface TcpProxy {
    */
   blackhole(): void;
   /**
+   * Lets the next chunk from the server through, then blackholes: a partition that falls right after a
+   * session is established, while the client's first requests are in flight.
+   */
+  blackholeAfterNextReply(): void;
+  /**
    * Lets bytes through again. A connection that lost bytes cannot carry its protocol any more: it is
    * reset, as a TCP stack gives up after its retransmissions; one that lost nothing goes on.
    */
@@ -56,6 +61,12 @@ export interface TcpProxy {
   /** Resets every connection at seeded random gaps, a bounded number of times. */
   resetRandomly(plan: RandomResets): RandomResetRun;
   close(): Promise<void>;
+}
+
+/** The waits before each reset of a random run: a pure function of the plan, so a seed replays a run. */
+export function resetGaps(plan: RandomResets): number[] {
+  const random = seededRandom(plan.seed);
+  return Array.from({ length: plan.resets }, () => between(random, plan.minGapMs, plan.maxGapMs));
 }
 
 interface Connection {
@@ -71,6 +82,7 @@ interface Connection {
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let mode: ProxyMode = ProxyMode.Open;
   let accepted = 0;
+  let blackholeArmed = false;
   const connections = new Set<Connection>();
   const runs = new Set<() => void>();
 
@@ -80,10 +92,14 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     connections.delete(connection);
   };
 
-  const carry = (connection: Connection, chunk: Buffer, held: Buffer[], to: () => Socket | undefined) => {
+  const carry = (connection: Connection, chunk: Buffer, held: Buffer[], to: () => Socket | undefined, fromServer: boolean) => {
     if (mode === ProxyMode.Blackholed) connection.broken = true;
     else if (mode === ProxyMode.Paused) held.push(chunk);
     else to()?.write(chunk);
+    if (fromServer && blackholeArmed && mode === ProxyMode.Open) {
+      blackholeArmed = false;
+      mode = ProxyMode.Blackholed;
+    }
   };
 
   // A close travels to the other end unless the network is cut: then nobody hears it.
@@ -99,7 +115,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const attachUpstream = (connection: Connection) => {
     const upstream = connect(targetPort, '127.0.0.1');
     connection.upstream = upstream;
-    upstream.on('data', (chunk: Buffer) => carry(connection, chunk, connection.toClient, () => connection.client));
+    upstream.on('data', (chunk: Buffer) => carry(connection, chunk, connection.toClient, () => connection.client, true));
     upstream.on('close', () => closed(connection, () => connection.client));
     upstream.on('error', () => closed(connection, () => connection.client));
   };
@@ -108,7 +124,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     accepted += 1;
     const connection: Connection = { client, upstream: undefined, toUpstream: [], toClient: [], broken: false };
     connections.add(connection);
-    client.on('data', (chunk: Buffer) => carry(connection, chunk, connection.toUpstream, () => connection.upstream));
+    client.on('data', (chunk: Buffer) => carry(connection, chunk, connection.toUpstream, () => connection.upstream, false));
     client.on('close', () => closed(connection, () => connection.upstream));
     client.on('error', () => closed(connection, () => connection.upstream));
     if (mode !== ProxyMode.Blackholed) attachUpstream(connection);
@@ -144,7 +160,11 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     blackhole() {
       mode = ProxyMode.Blackholed;
     },
+    blackholeAfterNextReply() {
+      blackholeArmed = true;
+    },
     restore() {
+      blackholeArmed = false;
       mode = ProxyMode.Open;
       for (const connection of [...connections]) {
         if (connection.broken) reset(connection);
@@ -152,7 +172,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       }
     },
     resetRandomly(plan) {
-      const random = seededRandom(plan.seed);
+      const gaps = resetGaps(plan);
       let stopped = false;
       let wake: (() => void) | undefined;
       const stop = () => {
@@ -162,9 +182,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       runs.add(stop);
       const done = (async () => {
         const counts: number[] = [];
-        while (!stopped && counts.length < plan.resets) {
+        for (const gap of gaps) {
+          if (stopped) break;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, between(random, plan.minGapMs, plan.maxGapMs));
+            const timer = setTimeout(resolve, gap);
             wake = () => {
               clearTimeout(timer);
               resolve();
