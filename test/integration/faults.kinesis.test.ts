@@ -131,4 +131,6 @@ test('a transient ResourceNotFoundException on a listed shard does not finish it
   expect((await services.inspector.getData(`${base}/finished/${victim}`))?.data.toString('utf8')).toBeUndefined();
   await expectFlowInvariants(flow, { withinMs: 15_000 });
   expect(await services.inspector.getChildren(`${base}/finished`)).toEqual([]);
+  // The reader kept trying through every not-found answer.
+  expect(reads.injected + seeks.injected).toBe(3);
 });
