@@ -1,4 +1,5 @@
 /** Real servers for one test file, spout configurations with fast timings, and ZooKeeper inspection. */
+import { connect } from 'node:net';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { ZkSession } from '../../src/coordination/zk';
 import { kinesisClient } from './kinesisAdmin';
@@ -114,3 +115,28 @@ export async function pumpAll(drivers: StormDriver[], done: () => boolean, timeo
 }
 
 export const idsOf = (emits: Emit[]) => emits.map((e) => e.id);
+
+/**
+ * The id of the last transaction ZooKeeper applied (`srvr`): every write, by anyone, moves it by one, so
+ * two readings bound how many writes were made between them.
+ */
+export function zooKeeperZxid(zk: ZooKeeperServer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let reply = '';
+    const socket = connect(zk.port, '127.0.0.1', () => socket.end('srvr'));
+    socket.setTimeout(2_000, () => socket.destroy(new Error('srvr timed out')));
+    socket.on('data', (chunk) => (reply += chunk.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const zxid = /Zxid: (0x[0-9a-f]+)/i.exec(reply);
+      if (zxid) resolve(Number(BigInt(zxid[1]) & 0xffffffffn));
+      else reject(new Error(`no Zxid in srvr reply: ${reply}`));
+    });
+  });
+}
+
+/** ZooKeeper session ids (hex) of the members registered under `base` (a member id ends with its session id). */
+export async function memberSessions(zk: ZkSession, base: string): Promise<string[]> {
+  const members = await zk.getChildren(`${base}/members`);
+  return members.map((m) => m.slice(m.lastIndexOf('-') + 1)).sort();
+}

@@ -1,0 +1,204 @@
+/**
+ * An HTTP proxy in front of a Kinesis emulator that answers chosen requests with AWS-shaped JSON errors
+ * (throughput exceeded, expired iterator, a transient not-found, 500s) instead of forwarding them, so the
+ * spout meets the errors real Kinesis gives and an emulator never does.
+ *
+ * Kinesis speaks the AWS JSON 1.1 protocol: the operation is in `X-Amz-Target`
+ * (`Kinesis_20131202.GetRecords`), the body is JSON. A shard iterator is opaque, so the proxy learns which
+ * shard each one reads from the GetShardIterator and GetRecords answers that pass through it.
+ */
+import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { seededRandom } from './seededRandom';
+
+/** Error types and the status Kinesis answers them with. */
+export const KinesisFault = {
+  Throttled: { status: 400, type: 'ProvisionedThroughputExceededException' },
+  ExpiredIterator: { status: 400, type: 'ExpiredIteratorException' },
+  NotFound: { status: 400, type: 'ResourceNotFoundException' },
+  InternalFailure: { status: 500, type: 'InternalFailure' },
+} as const;
+
+export interface KinesisRequest {
+  /** The operation, without the service prefix: `GetRecords`. */
+  operation: string;
+  body: Record<string, unknown>;
+  /** The shard the request reads, when the proxy can tell (GetRecords: from iterators it saw handed out). */
+  shardId: string | undefined;
+}
+
+/** What a rule does to a request it fires on: answer an AWS error instead, or pass it on late. */
+export type FaultAnswer = { status: number; type: string; message?: string } | { delayMs: number };
+
+export type FaultRule = FaultMatch & FaultAnswer;
+
+export interface FaultMatch {
+  operations: readonly string[];
+  /** Only requests this accepts; default all of `operations`. */
+  when?: (request: KinesisRequest) => boolean;
+  /** Injected at most this many times; default unbounded. */
+  times?: number;
+  /** Chance that a matching request fails (drawn from the proxy's seeded source); default 1. */
+  probability?: number;
+}
+
+export interface InjectedFault {
+  operation: string;
+  shardId: string | undefined;
+  /** The error type answered, or `delayed`. */
+  type: string;
+  /** performance.now() when it was answered. */
+  at: number;
+}
+
+export interface ActiveRule {
+  /** Times this rule has fired. */
+  readonly injected: number;
+  /** Stops this rule (requests pass again). */
+  remove(): void;
+}
+
+export interface HttpFaultProxy {
+  /** `http://127.0.0.1:<port>`: the spout's `endpoint`. */
+  endpoint: string;
+  /** Rules are tried in the order they were added; the first that fires answers. */
+  inject(rule: FaultRule): ActiveRule;
+  /** Every fault answered, in order. */
+  readonly injected: readonly InjectedFault[];
+  /** Requests seen per operation (forwarded or not). */
+  readonly requests: ReadonlyMap<string, number>;
+  /** The shard an iterator reads, as learned from the answers that passed. */
+  shardOfIterator(iterator: string): string | undefined;
+  close(): Promise<void>;
+}
+
+interface RuleState {
+  rule: FaultRule;
+  injected: number;
+  removed: boolean;
+}
+
+const TARGET_PREFIX = /^Kinesis_\d+\./;
+const AMZ_JSON = 'application/x-amz-json-1.1';
+
+function parseJson(bytes: Buffer): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(bytes.toString('utf8'));
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function readAll(stream: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', () => resolve(Buffer.concat(chunks)));
+    stream.on('error', reject);
+  });
+}
+
+export async function startHttpFaultProxy(upstreamEndpoint: string, options: { seed?: number } = {}): Promise<HttpFaultProxy> {
+  const upstream = new URL(upstreamEndpoint);
+  const random = seededRandom(options.seed ?? 1);
+  const agent = new Agent({ keepAlive: true });
+  const rules: RuleState[] = [];
+  const injected: InjectedFault[] = [];
+  const requests = new Map<string, number>();
+  const iterators = new Map<string, string>();
+
+  const shardOf = (operation: string, body: Record<string, unknown>): string | undefined => {
+    if (typeof body.ShardId === 'string') return body.ShardId;
+    if (operation === 'GetRecords' && typeof body.ShardIterator === 'string') return iterators.get(body.ShardIterator);
+    return undefined;
+  };
+
+  const firing = (request: KinesisRequest): RuleState | undefined =>
+    rules.find((state) => {
+      const { rule } = state;
+      if (state.removed || !rule.operations.includes(request.operation)) return false;
+      if (rule.times !== undefined && state.injected >= rule.times) return false;
+      if (rule.when && !rule.when(request)) return false;
+      return rule.probability === undefined || random() < rule.probability;
+    });
+
+  /** Remembers the shard of each iterator handed out, so later GetRecords can be told apart by shard. */
+  const learn = (request: KinesisRequest, answer: Record<string, unknown>) => {
+    if (!request.shardId) return;
+    const next = request.operation === 'GetShardIterator' ? answer.ShardIterator : request.operation === 'GetRecords' ? answer.NextShardIterator : undefined;
+    if (typeof next === 'string') iterators.set(next, request.shardId);
+  };
+
+  const forward = (method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> =>
+    new Promise((resolve, reject) => {
+      const outgoing = httpRequest({ host: upstream.hostname, port: upstream.port, method, path, headers, agent }, (response) => {
+        readAll(response).then((answer) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: answer }), reject);
+      });
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+
+  const server = createServer((incoming, reply) => {
+    void (async () => {
+      const raw = await readAll(incoming);
+      const operation = String(incoming.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
+      const body = parseJson(raw);
+      const request: KinesisRequest = { operation, body, shardId: shardOf(operation, body) };
+      requests.set(operation, (requests.get(operation) ?? 0) + 1);
+      const fault = firing(request);
+      if (fault) fault.injected += 1;
+      const rule = fault?.rule;
+      if (rule && 'delayMs' in rule) {
+        injected.push({ operation, shardId: request.shardId, type: 'delayed', at: performance.now() });
+        await new Promise((resolve) => setTimeout(resolve, rule.delayMs));
+      } else if (rule) {
+        const { status, type, message } = rule;
+        injected.push({ operation, shardId: request.shardId, type, at: performance.now() });
+        const payload = JSON.stringify({ __type: type, message: message ?? `injected by the test proxy: ${type} on ${operation}` });
+        reply.writeHead(status, { 'content-type': AMZ_JSON, 'content-length': Buffer.byteLength(payload), 'x-amzn-requestid': `fault-${injected.length}` });
+        reply.end(payload);
+        return;
+      }
+      const answer = await forward(incoming.method ?? 'POST', incoming.url ?? '/', incoming.headers, raw);
+      if (answer.status === 200) learn(request, parseJson(answer.body));
+      const headers = { ...answer.headers };
+      // The body is passed whole: its length is known, however the emulator framed it.
+      delete headers['transfer-encoding'];
+      headers['content-length'] = String(answer.body.length);
+      reply.writeHead(answer.status, headers);
+      reply.end(answer.body);
+    })().catch((err: Error) => {
+      if (reply.headersSent) {
+        reply.destroy();
+        return;
+      }
+      reply.writeHead(502, { 'content-type': 'text/plain' });
+      reply.end(`proxy could not reach ${upstreamEndpoint}: ${err.message}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    inject(rule) {
+      const state: RuleState = { rule, injected: 0, removed: false };
+      rules.push(state);
+      return {
+        get injected() {
+          return state.injected;
+        },
+        remove() {
+          state.removed = true;
+        },
+      };
+    },
+    injected,
+    requests,
+    shardOfIterator: (iterator) => iterators.get(iterator),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
+    },
+  };
+}
