@@ -16,6 +16,7 @@ import { describeStream, listShards, listShardsAfter, type StreamRef } from '../
 import { LogLevel } from '../multilang/protocol';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
 import { OwnedShard } from './ownedShard';
+import { fetchRoom, heldIn } from './memory';
 import { describePosition, isNotBehind, startPositions, type Position } from '../core/position';
 
 export interface Logger {
@@ -98,11 +99,16 @@ export class Coordinator {
     return this.active;
   }
 
-  /** Records of all held shards in memory (prefetched plus in flight). */
+  /** Records of all held shards in memory (prefetched, in flight, acked behind an unacked one). */
   inMemory(): number {
     let total = 0;
     for (const shard of this.shards.values()) total += shard.inMemory;
     return total;
+  }
+
+  /** Bytes of the records of all held shards in memory. */
+  bytesInMemory(): number {
+    return heldIn(this.shards.values()).bytes;
   }
 
   deactivate(): void {
@@ -350,7 +356,7 @@ export class Coordinator {
         room: () => {
           // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
           shard.reserved = 0;
-          const room = this.active && current() ? Math.max(0, Math.min(config.shardBufferSize - shard.buffered, config.maxRecordsInMemory - this.inMemory(), config.maxRecordsPerRequest)) : 0;
+          const room = this.active && current() ? fetchRoom(heldIn(this.shards.values()), shard, this.shards.size, config) : 0;
           shard.reserved = room;
           return room;
         },
