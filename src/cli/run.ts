@@ -105,7 +105,7 @@ function logStats(config: SpoutConfig): void {
   const io = coordinator.io;
   out.log(
     `stats: emitted=${c.emitted} reemitted=${c.reemitted} acked=${c.acked} failed=${c.failed} skipped=${c.skipped} ignoredAcks=${c.ignoredAcks} ` +
-      `shards=${coordinator.shards.size} inMemory=${coordinator.inMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} ` +
+      `shards=${coordinator.shards.size} inMemory=${coordinator.inMemory()} bytesInMemory=${coordinator.bytesInMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} ` +
       `directReads=${stdio.counters.directReads} loopReads=${stdio.counters.loopReads} watchdogWakes=${stdio.counters.watchdogWakes} ` +
       `rssMiB=${Math.round(process.memoryUsage.rss() / 2 ** 20)} intervalMs=${config.statsIntervalMs}`,
   );

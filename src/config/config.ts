@@ -28,6 +28,7 @@ export interface SpoutConfig {
   idlePollIntervalMs: number;
   shardBufferSize: number;
   maxRecordsInMemory: number;
+  maxBytesInMemory: number;
   checkpointIntervalMs: number;
   rebalanceIntervalMs: number;
   shardSyncIntervalMs: number;

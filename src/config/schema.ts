@@ -56,7 +56,14 @@ export const configSchema = {
     maxRecordsPerRequest: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000, description: '`Limit` of each `GetRecords` call.' },
     idlePollIntervalMs: positiveMs('Pause between `GetRecords` calls on a shard that is caught up (a shard with a backlog is read back to back, at most 5 calls/s).', 1_000, 200),
     shardBufferSize: { type: 'integer', minimum: 1, default: 2_000, description: 'Records fetched ahead per shard before its reader pauses.' },
-    maxRecordsInMemory: { type: 'integer', minimum: 1, default: 20_000, description: 'Cap on buffered plus in-flight records per process; readers pause at it.' },
+    maxRecordsInMemory: {
+      type: 'integer', minimum: 1, default: 20_000,
+      description: 'Cap on the records a process holds: prefetched, in flight (emitted, not acked), and acked behind an unacked one (the checkpoint cannot pass them yet). Reading pauses at it; a shard holds at most its share (the cap divided by the shards held, at most half of it), so one stuck behind a record that keeps failing does not stop the others.',
+    },
+    maxBytesInMemory: {
+      type: 'integer', minimum: 1_048_576, default: 268_435_456,
+      description: 'Cap on the bytes (data and partition keys) of the records a process holds, prefetched or in flight (an acked record keeps only its sequence number). Reading pauses at it, shared between shards as `maxRecordsInMemory` is; a `GetRecords` asks for what fits at the shard\'s mean record size (its first, for one record), so it goes past the cap only by what records larger than that mean add.',
+    },
     checkpointIntervalMs: positiveMs('How often changed checkpoints are written to ZooKeeper (also on deactivate and exit).', 2_000, 10),
     rebalanceIntervalMs: positiveMs('How often a task re-checks shard ownership even without a ZooKeeper watch firing.', 2_000, 100),
     shardSyncIntervalMs: positiveMs('How often `ListShards` looks for shards no reader saw appear (jittered; past the highest known shard id, a full listing every 5th time).', 30_000, 1_000),
@@ -65,7 +72,7 @@ export const configSchema = {
       type: 'boolean', default: true,
       description: 'While Storm keeps sending commands, answer them with blocking reads and writes of the pipes instead of a trip through Node\'s event loop per command (the loop still runs every 5 ms, and within 20 ms when Storm goes quiet). `false`: event loop only.',
     },
-    statsIntervalMs: positiveMs('How often cumulative counters (tuples, Kinesis calls, checkpoint writes, shards held, records in memory) are logged.', 60_000, 100),
+    statsIntervalMs: positiveMs('How often cumulative counters (tuples, Kinesis calls, checkpoint writes, shards held, records and bytes in memory, resident memory) are logged.', 60_000, 100),
     retry: {
       type: 'object',
       additionalProperties: false,

@@ -127,9 +127,14 @@ export class Coordinator {
     return this.active;
   }
 
-  /** Records of all held shards in memory (prefetched plus in flight). */
+  /** Records of all held shards in memory (prefetched, in flight, acked behind an unacked one). */
   inMemory(): number {
-    return this.held.inMemory();
+    return this.held.inMemory().records;
+  }
+
+  /** Bytes of the records of all held shards in memory. */
+  bytesInMemory(): number {
+    return this.held.inMemory().bytes;
   }
 
   deactivate(): void {

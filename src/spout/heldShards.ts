@@ -15,6 +15,7 @@ import type { StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import type { Session } from './joining';
 import { LateOutcomes } from './lateOutcomes';
+import { fetchRoom, heldIn, type Held } from './memory';
 import { OwnedShard } from './ownedShard';
 import type { Reporter } from './reporting';
 
@@ -69,11 +70,9 @@ export class HeldShards {
     this.deps.reporter.log(level, message);
   }
 
-  /** Records of all held shards in memory (prefetched plus in flight). */
-  inMemory(): number {
-    let total = 0;
-    for (const shard of this.byId.values()) total += shard.inMemory;
-    return total;
+  /** What all held shards keep in memory: prefetched, in flight, acked behind an unacked one, reserved. */
+  inMemory(): Held {
+    return heldIn(this.byId.values());
   }
 
   /** A mark to tell, later, which shards were let go after it. */
@@ -106,7 +105,7 @@ export class HeldShards {
     if (this.byId.get(shard.shardId) !== shard) return;
     this.byId.delete(shard.shardId);
     this.lastLetGo.set(shard.shardId, ++this.letGoCount);
-    this.lateOutcomes.expect([...shard.inFlight.unacked()].map((seq) => `${shard.shardId}:${seq}`), this.now);
+    this.lateOutcomes.expect([...shard.inFlight.unackedSequenceNumbers()].map((seq) => `${shard.shardId}:${seq}`), this.now);
   }
 
   /** The lease is ours: read from the checkpoint (written first from the start position when there is none). */
@@ -170,7 +169,7 @@ export class HeldShards {
         room: () => {
           // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
           shard.reserved = 0;
-          const room = this.deps.isActive() && current() ? Math.max(0, Math.min(config.shardBufferSize - shard.buffered, config.maxRecordsInMemory - this.inMemory(), config.maxRecordsPerRequest)) : 0;
+          const room = this.deps.isActive() && current() ? fetchRoom(heldIn(this.byId.values()), shard, this.byId.size, config) : 0;
           shard.reserved = room;
           return room;
         },

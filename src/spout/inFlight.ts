@@ -1,49 +1,62 @@
 /**
- * Per-shard record of emitted, not yet acked records, and the committable checkpoint: the highest
- * sequence number below which (and at which) every emitted record is acked.
+ * Per-shard record of emitted records not yet covered by the checkpoint, and the committable checkpoint:
+ * the highest sequence number below which (and at which) every emitted record is acked.
  */
 import { compareSequence } from '../core/position';
 
 export interface Emitted<R> {
   sequenceNumber: string;
   record: R;
-  acked: boolean;
   attempts: number;
   firstFailedAt?: number;
 }
 
 export class InFlight<R> {
-  private queue: Emitted<R>[] = [];
+  /**
+   * Sequence numbers emitted from the oldest unacked record on, in stream order. An acked one stays here
+   * (it cannot be checkpointed while an older one is unacked) but drops its record: only its number is kept.
+   */
+  private queue: string[] = [];
   private head = 0;
-  private readonly bySequence = new Map<string, Emitted<R>>();
+  /** The unacked records, with their data (a failed one is emitted again from here). */
+  private readonly unacked = new Map<string, Emitted<R>>();
   private committable: string | undefined;
+  private last: string | undefined;
+  private unackedBytes = 0;
+
+  /** `weigh` tells the bytes a record holds (its data), for the memory cap. */
+  constructor(private readonly weigh: (record: R) => number) {}
 
   /** Records must be emitted in stream order (the order the shard returned them). */
   add(sequenceNumber: string, record: R): void {
-    const last = this.queue[this.queue.length - 1];
-    if (last && compareSequence(sequenceNumber, last.sequenceNumber) <= 0) {
-      throw new Error(`records must be emitted in order: ${sequenceNumber} after ${last.sequenceNumber}`);
+    if (this.last !== undefined && compareSequence(sequenceNumber, this.last) <= 0) {
+      throw new Error(`records must be emitted in order: ${sequenceNumber} after ${this.last}`);
     }
-    const entry: Emitted<R> = { sequenceNumber, record, acked: false, attempts: 0 };
-    this.queue.push(entry);
-    this.bySequence.set(sequenceNumber, entry);
+    this.last = sequenceNumber;
+    this.queue.push(sequenceNumber);
+    this.unacked.set(sequenceNumber, { sequenceNumber, record, attempts: 0 });
+    this.unackedBytes += this.weigh(record);
   }
 
+  /** The unacked record with this sequence number. */
   get(sequenceNumber: string): Emitted<R> | undefined {
-    return this.bySequence.get(sequenceNumber);
+    return this.unacked.get(sequenceNumber);
   }
 
   /** Marks a record acked; false when it is not in flight here (unknown, or acked already). */
   ack(sequenceNumber: string): boolean {
-    const entry = this.bySequence.get(sequenceNumber);
+    const entry = this.unacked.get(sequenceNumber);
     if (!entry) return false;
-    entry.acked = true;
-    this.bySequence.delete(sequenceNumber);
-    while (this.head < this.queue.length && this.queue[this.head].acked) {
-      this.committable = this.queue[this.head].sequenceNumber;
+    this.unacked.delete(sequenceNumber);
+    this.unackedBytes -= this.weigh(entry.record);
+    while (this.head < this.queue.length && !this.unacked.has(this.queue[this.head])) {
+      this.committable = this.queue[this.head];
       this.head += 1;
     }
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.head = 0;
     }
@@ -55,18 +68,29 @@ export class InFlight<R> {
     return this.committable;
   }
 
+  /** Records emitted and not acked. */
   get size(): number {
-    return this.bySequence.size;
+    return this.unacked.size;
+  }
+
+  /** Records held: the unacked ones and the acked ones behind the oldest unacked one. */
+  get held(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Bytes held: those of the unacked records (an acked one keeps only its sequence number). */
+  get heldBytes(): number {
+    return this.unackedBytes;
   }
 
   /** Sequence numbers emitted and not acked yet. */
-  unacked(): IterableIterator<string> {
-    return this.bySequence.keys();
+  unackedSequenceNumbers(): IterableIterator<string> {
+    return this.unacked.keys();
   }
 
   /** The oldest unacked record (it holds the checkpoint back). */
   oldest(): Emitted<R> | undefined {
-    return this.head < this.queue.length ? this.queue[this.head] : undefined;
+    return this.head < this.queue.length ? this.unacked.get(this.queue[this.head]) : undefined;
   }
 }
 

@@ -2,6 +2,7 @@
 import type { KinesisRecord } from '../kinesis/records';
 import type { ShardReader } from '../kinesis/shardReader';
 import { InFlight, type Emitted } from './inFlight';
+import { recordBytes, type Held } from './memory';
 import type { Position } from '../core/position';
 import { WriteQueue } from './writeQueue';
 
@@ -28,9 +29,10 @@ export class OwnedShard {
   stored: { position: Position; version: number } | undefined;
   /** Its ZooKeeper writes, one at a time. */
   readonly writes = new WriteQueue();
-  readonly inFlight = new InFlight<KinesisRecord>();
+  readonly inFlight = new InFlight<KinesisRecord>(recordBytes);
   private buffer: KinesisRecord[] = [];
   private bufferHead = 0;
+  private bufferedBytes = 0;
   private retries: Retry[] = []; // binary min-heap on dueAt
   lastSequenceNumber: string | undefined;
   /** With ordering "parents-emitted": the ended marker was written, children may start. */
@@ -38,8 +40,9 @@ export class OwnedShard {
   /** Records a GetRecords in flight may still bring (counted against the memory cap). */
   reserved = 0;
   readonly acquiredAt: number;
-  /** Records fetched while this process held the shard. */
+  /** Records fetched while this process held the shard, and their bytes. */
   fetched = 0;
+  private fetchedBytes = 0;
   /** When the end of the shard was reached (monotonic ms). */
   endedAt: number | undefined;
 
@@ -51,9 +54,18 @@ export class OwnedShard {
     return this.buffer.length - this.bufferHead;
   }
 
-  /** Records held in memory (prefetched plus in flight) or on their way. */
+  /** Records held in memory (prefetched, in flight, acked behind an unacked one) or on their way. */
   get inMemory(): number {
-    return this.buffered + this.inFlight.size + this.reserved;
+    return this.buffered + this.inFlight.held + this.reserved;
+  }
+
+  /** What counts against the memory caps (bytes of records on their way are not known yet). */
+  get held(): Held {
+    return { records: this.inMemory, bytes: this.bufferedBytes + this.inFlight.heldBytes };
+  }
+
+  get averageRecordBytes(): number {
+    return this.fetched === 0 ? 0 : this.fetchedBytes / this.fetched;
   }
 
   get pendingRetries(): number {
@@ -66,7 +78,12 @@ export class OwnedShard {
   }
 
   push(records: KinesisRecord[]): void {
-    for (const record of records) this.buffer.push(record);
+    for (const record of records) {
+      this.buffer.push(record);
+      const bytes = recordBytes(record);
+      this.bufferedBytes += bytes;
+      this.fetchedBytes += bytes;
+    }
     this.fetched += records.length;
     this.lastSequenceNumber = records[records.length - 1]?.sequenceNumber ?? this.lastSequenceNumber;
   }
@@ -75,6 +92,7 @@ export class OwnedShard {
   dropBuffer(): void {
     this.buffer = [];
     this.bufferHead = 0;
+    this.bufferedBytes = 0;
   }
 
   /**
@@ -91,6 +109,7 @@ export class OwnedShard {
     if (this.phase.kind === 'releasing' || this.bufferHead >= this.buffer.length) return undefined;
     const record = this.buffer[this.bufferHead];
     this.bufferHead += 1;
+    this.bufferedBytes -= recordBytes(record);
     if (this.bufferHead > 4096 && this.bufferHead * 2 > this.buffer.length) {
       this.buffer = this.buffer.slice(this.bufferHead);
       this.bufferHead = 0;

@@ -15,8 +15,9 @@ export interface Services {
   stop(): Promise<void>;
 }
 
-export async function startServices(): Promise<Services> {
-  const [zk, kinesis] = await Promise.all([startZooKeeper(), startKinesisLocal()]);
+/** ZooKeeper and a Kinesis emulator (kinesis-local unless told: kinesalite fills much faster). */
+export async function startServices(startKinesis: () => Promise<KinesisServer> = startKinesisLocal): Promise<Services> {
+  const [zk, kinesis] = await Promise.all([startZooKeeper(), startKinesis()]);
   const client = kinesisClient(kinesis);
   const inspector = await ZkSession.connect({ connect: zk.connectString, sessionTimeoutMs: 10_000 });
   return {
@@ -59,11 +60,11 @@ export function spoutConf(services: Services, streamName: string, applicationNam
  * The hooks a test file of spout processes needs: servers started once for the file (`services`, set
  * once its tests run) and every process `spout` started stopped after each test.
  */
-export function spoutSuite() {
+export function spoutSuite(startKinesis?: () => Promise<KinesisServer>) {
   let services: Services | undefined;
   const drivers: StormDriver[] = [];
   beforeAll(async () => {
-    services = await startServices();
+    services = await startServices(startKinesis);
   });
   afterEach(async () => {
     await Promise.all(drivers.splice(0).map((d) => d.stop(2_000)));

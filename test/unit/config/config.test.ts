@@ -13,6 +13,7 @@ describe('configuration', () => {
     expect(config.zookeeper).toEqual({ connect: '127.0.0.1:2181', sessionTimeoutMs: 10_000, root: '/kinesis-spout' });
     expect(config.retry.maxRetries).toBe(-1);
     expect(config.outputFields).toEqual(['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp']);
+    expect({ records: config.maxRecordsInMemory, bytes: config.maxBytesInMemory }).toEqual({ records: 20_000, bytes: 256 * 2 ** 20 });
   });
 
   it('merges the conf over a JSON file named on the command line', () => {
@@ -28,6 +29,7 @@ describe('configuration', () => {
     [{ ...minimal, applicationName: 'a', zookeeper: { connect: 'x', sessionTimeoutMs: 5 } }, 'kinesis.spout.zookeeper.sessionTimeoutMs = 5: must be >= 1000'],
     [{ ...minimal, applicationName: 'a', initialPosition: 'EARLIEST' }, 'kinesis.spout.initialPosition = "EARLIEST": allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}'],
     [{ ...minimal, applicationName: 'a', initialPosition: { atTimestamp: 'yesterday' } }, 'kinesis.spout.initialPosition.atTimestamp = "yesterday": must be an ISO-8601 date-time'],
+    [{ ...minimal, applicationName: 'a', maxBytesInMemory: 1_000 }, 'kinesis.spout.maxBytesInMemory = 1000: must be >= 1048576'],
     [{ ...minimal, applicationName: 'a', dataFormat: 'xml' }, 'kinesis.spout.dataFormat = "xml": allowed: "utf8", "base64", "json"'],
     [{ region: 'r', applicationName: 'a', zookeeper: { connect: 'x' } }, 'kinesis.spout.streamName = (missing): exactly one of streamName or streamArn is required'],
     [{ ...minimal, applicationName: 'a', zookeeper: {} }, 'kinesis.spout.zookeeper.connect = (missing): is required'],

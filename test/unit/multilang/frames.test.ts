@@ -22,6 +22,46 @@ describe('FrameDecoder', () => {
     );
   });
 
+  it('decodes any frames, multi-line or not, ended by `end` or `end\\r`, split anywhere, and knows when one is unfinished', () => {
+    const char = fc.constantFrom('a', 'e', 'n', 'd', '{', '"', ' ', '\r', '\n', 'é', '😀');
+    const body = fc.string({ unit: char, maxLength: 40 }).filter((b) => b.split('\n').every((line) => line !== 'end' && line !== 'end\r'));
+    const frame = fc.record({ body, terminator: fc.constantFrom('\nend\n', '\nend\r\n') });
+    fc.assert(
+      fc.property(fc.array(frame, { maxLength: 10 }), fc.array(fc.nat(), { maxLength: 20 }), (frames, cuts) => {
+        const texts = frames.map((f) => f.body + f.terminator);
+        const text = texts.join('');
+        const ends: number[] = [];
+        texts.reduce((at, t) => (ends.push(at + t.length), at + t.length), 0);
+        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+        const decoder = new FrameDecoder();
+        const got: string[] = [];
+        let last = 0;
+        for (const p of [...points, text.length]) {
+          got.push(...decoder.push(text.slice(last, p)));
+          last = p;
+          // What is unfinished: the text after the last complete frame, unless it is blank lines only.
+          const rest = text.slice(Math.max(0, ...ends.filter((e) => e <= p)), p).split('\n');
+          const unfinished = rest.pop()!.length > 0 || rest.some((line) => line.trim() !== '');
+          expect(decoder.hasPartialFrame()).toBe(unfinished);
+        }
+        expect(got).toEqual(frames.map((f) => f.body));
+        expect(decoder.scannedChars).toBe(text.length);
+      }),
+    );
+  });
+
+  it('decodes a 16 MiB frame fed in 64 KiB chunks searching each character once (no rescans of what is pending)', () => {
+    const body = `{"command":"ack","id":"${'x'.repeat(16 * 2 ** 20)}"}`;
+    const text = `${body}\nend\n`;
+    const decoder = new FrameDecoder();
+    const got: string[] = [];
+    for (let at = 0; at < text.length; at += 64 * 2 ** 10) got.push(...decoder.push(text.slice(at, at + 64 * 2 ** 10)));
+    expect(got).toHaveLength(1);
+    expect(got[0] === body).toBe(true);
+    expect(decoder.scannedChars).toBe(text.length);
+    expect(decoder.hasPartialFrame()).toBe(false);
+  });
+
   it('joins a frame spread over several lines', () => {
     expect(new FrameDecoder().push('{"a":\n1}\nend\n')).toEqual(['{"a":\n1}']);
   });

@@ -9,7 +9,7 @@ describe('InFlight checkpoint rule', () => {
       fc.property(
         fc.integer({ min: 1, max: 60 }).chain((n) => fc.tuple(fc.constant(n), fc.shuffledSubarray([...Array(n).keys()]))),
         ([n, acks]) => {
-          const tracker = new InFlight<null>();
+          const tracker = new InFlight<null>(() => 0);
           // Sequence numbers beyond 2^53: compared as BigInt, never as numbers.
           const seq = (i: number) => (10n ** 30n + BigInt(i) * 7n).toString();
           for (let i = 0; i < n; i += 1) tracker.add(seq(i), null);
@@ -27,8 +27,63 @@ describe('InFlight checkpoint rule', () => {
     );
   });
 
+  it('after any adds, acks and fails: held counts match what is retained, the watermark only moves forward over acked records', () => {
+    type Op = { kind: 'add'; gap: number; bytes: number } | { kind: 'ack' | 'fail'; pick: number };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ kind: fc.constant('add' as const), gap: fc.integer({ min: 1, max: 3 }), bytes: fc.nat(1_000) }),
+      fc.record({ kind: fc.constantFrom('ack' as const, 'fail' as const), pick: fc.nat() }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+        const tracker = new InFlight<{ bytes: number }>((r) => r.bytes);
+        // The model: every emitted record in order, with its bytes and whether it is acked.
+        const emitted: { seq: string; bytes: number; acked: boolean }[] = [];
+        let next = 10n ** 25n;
+        let previous: string | undefined;
+        for (const o of ops) {
+          if (o.kind === 'add') {
+            next += BigInt(o.gap);
+            tracker.add(next.toString(), { bytes: o.bytes });
+            emitted.push({ seq: next.toString(), bytes: o.bytes, acked: false });
+          } else if (emitted.length > 0) {
+            const target = emitted[o.pick % emitted.length];
+            if (o.kind === 'ack') {
+              expect(tracker.ack(target.seq)).toBe(!target.acked);
+              target.acked = true;
+            } else {
+              // A fail re-emits from what is kept: an unacked record still has its data.
+              const entry = tracker.get(target.seq);
+              expect(entry?.record.bytes).toBe(target.acked ? undefined : target.bytes);
+              if (entry) entry.attempts += 1;
+            }
+          }
+          const oldest = emitted.findIndex((e) => !e.acked);
+          const unacked = emitted.filter((e) => !e.acked);
+          expect(tracker.size).toBe(unacked.length);
+          expect(tracker.held).toBe(oldest < 0 ? 0 : emitted.length - oldest);
+          expect(tracker.heldBytes).toBe(unacked.reduce((sum, e) => sum + e.bytes, 0));
+          expect(tracker.oldest()?.sequenceNumber).toBe(oldest < 0 ? undefined : emitted[oldest].seq);
+          const covered = oldest < 0 ? emitted.length : oldest;
+          expect(tracker.watermark).toBe(covered === 0 ? previous : emitted[covered - 1].seq);
+          if (previous !== undefined) expect(compareSequence(tracker.watermark!, previous)).toBeGreaterThanOrEqual(0);
+          previous = tracker.watermark;
+        }
+      }),
+    );
+  });
+
+  it('behind a failing record, acked ones stay counted as held (the checkpoint cannot pass them) without their data', () => {
+    const tracker = new InFlight<string>((r) => r.length);
+    for (let i = 1; i <= 5_000; i += 1) tracker.add(String(i), 'x'.repeat(100));
+    for (let i = 2; i <= 5_000; i += 1) tracker.ack(String(i));
+    expect({ size: tracker.size, held: tracker.held, heldBytes: tracker.heldBytes, watermark: tracker.watermark }).toEqual({ size: 1, held: 5_000, heldBytes: 100, watermark: undefined });
+    expect(tracker.get('2')).toBeUndefined();
+    tracker.ack('1');
+    expect({ size: tracker.size, held: tracker.held, heldBytes: tracker.heldBytes, watermark: tracker.watermark }).toEqual({ size: 0, held: 0, heldBytes: 0, watermark: '5000' });
+  });
+
   it('ignores unknown and repeated acks', () => {
-    const tracker = new InFlight<null>();
+    const tracker = new InFlight<null>(() => 0);
     tracker.add('5', null);
     expect(tracker.ack('4')).toBe(false);
     expect(tracker.ack('5')).toBe(true);
@@ -37,7 +92,7 @@ describe('InFlight checkpoint rule', () => {
   });
 
   it('refuses records out of stream order', () => {
-    const tracker = new InFlight<null>();
+    const tracker = new InFlight<null>(() => 0);
     tracker.add('20', null);
     expect(() => tracker.add('3', null)).toThrow(/in order/);
   });
@@ -82,6 +137,28 @@ describe('OwnedShard', () => {
     shard.inFlight.ack('1');
     expect(shard.inMemory).toBe(1);
     expect(shard.committable()).toEqual({ kind: 'AFTER', sequenceNumber: '1' });
+  });
+
+  it('holds, in records and bytes, what is prefetched, in flight, acked behind an unacked record, and reserved', () => {
+    const sized = (n: number, bytes: number) => ({ ...record(n), partitionKey: 'key', data: new Uint8Array(bytes) });
+    const shard = new OwnedShard('s', 0);
+    shard.push([sized(1, 100), sized(2, 200), sized(3, 300), sized(4, 400)]);
+    expect(shard.held).toEqual({ records: 4, bytes: 1_000 + 4 * 3 });
+    expect(shard.averageRecordBytes).toBe(253);
+    for (let i = 0; i < 3; i += 1) shard.takeNext(0);
+    expect(shard.held).toEqual({ records: 4, bytes: 1_012 });
+    // 2 and 3 acked behind 1: still held (the checkpoint cannot pass them), without their data.
+    shard.inFlight.ack('2');
+    shard.inFlight.ack('3');
+    expect(shard.held).toEqual({ records: 4, bytes: 103 + 403 });
+    shard.reserved = 10;
+    expect(shard.held.records).toBe(14);
+    shard.reserved = 0;
+    shard.inFlight.ack('1');
+    expect(shard.held).toEqual({ records: 1, bytes: 403 });
+    shard.dropBuffer();
+    expect(shard.held).toEqual({ records: 0, bytes: 0 });
+    expect(shard.committable()).toEqual({ kind: 'AFTER', sequenceNumber: '3' });
   });
 });
 
