@@ -8,7 +8,9 @@ import type { Flow } from './flow';
  */
 export async function expectFlowInvariants(flow: Flow, options: { maxDuplicates?: number; withinMs?: number } = {}): Promise<void> {
   await flow.stopProducer();
+  const began = Date.now();
   await flow.waitAllDelivered(options.withinMs ?? 20_000);
+  if (process.env.DEBUG_FLOW) console.log(`delivered all ${flow.put.length} after ${Date.now() - began} ms\n${flow.logs()}`);
   expect(flow.orderViolations()).toEqual([]);
   expect(flow.concurrentReaders()).toEqual([]);
   expect(flow.duplicates()).toBeLessThanOrEqual(options.maxDuplicates ?? 0);

@@ -7,6 +7,7 @@
 import { createStream, updateShardCount } from '../helpers/kinesisAdmin';
 import { startServices, uniqueName, waitFor, type Services } from '../helpers/fixture';
 import { Flow } from '../helpers/flow';
+import { sleep } from '../helpers/flowChecks';
 
 let services: Services;
 let flow: Flow | undefined;
@@ -23,8 +24,6 @@ afterEach(async () => {
 afterAll(async () => {
   await services?.stop();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function newFlow(shards: number, seed: number): Promise<Flow> {
   const stream = uniqueName('stream');

@@ -5,6 +5,7 @@
 import { createStream, listAllShards, mergeShards, openShards, splitShard, updateShardCount } from '../helpers/kinesisAdmin';
 import { startServices, uniqueName, waitFor, type Services } from '../helpers/fixture';
 import { Flow } from '../helpers/flow';
+import { expectFlowInvariants, sleep } from '../helpers/flowChecks';
 import { startTcpProxy } from '../helpers/tcpProxy';
 
 let services: Services;
@@ -30,21 +31,8 @@ async function newFlow(shards: number, overrides: Record<string, unknown> = {}):
   return flow;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function openShardIds(stream: string): Promise<string[]> {
   return openShards(await listAllShards(services.client, stream)).map((s) => s.ShardId!);
-}
-
-/** The invariants every scenario ends on. `maxDuplicates`: what may have been in flight at the faults. */
-async function expectInvariants(f: Flow, maxDuplicates = 0): Promise<void> {
-  await f.stopProducer();
-  const began = Date.now();
-  await f.waitAllDelivered(60_000);
-  if (process.env.DEBUG_FLOW) console.log(`delivered all ${f.put.length} after ${Date.now() - began} ms at ${new Date().toISOString()}\n${f.logs()}`);
-  expect(f.orderViolations()).toEqual([]);
-  expect(f.concurrentReaders()).toEqual([]);
-  expect(f.duplicates()).toBeLessThanOrEqual(maxDuplicates);
 }
 
 test('split while records flow: children read after the parent, nothing lost, no rebalance', async () => {
@@ -55,7 +43,7 @@ test('split while records flow: children read after the parent, nothing lost, no
   const [parent] = await openShardIds(f.stream);
   const children = await splitShard(services.client, f.stream, parent);
   await sleep(1_500);
-  await expectInvariants(f);
+  await expectFlowInvariants(f, { withinMs: 60_000 });
   expect([...f.emitSpans.keys()]).toEqual(expect.arrayContaining(children));
 });
 
@@ -68,7 +56,7 @@ test('merge while records flow, two processes', async () => {
   const [a, b] = await openShardIds(f.stream);
   const child = await mergeShards(services.client, f.stream, a, b);
   await sleep(1_500);
-  await expectInvariants(f);
+  await expectFlowInvariants(f, { withinMs: 60_000 });
   expect(f.emitSpans.has(child)).toBe(true);
 });
 
@@ -84,7 +72,7 @@ test('UpdateShardCount up 2→8 and down 8→2 with three processes', async () =
   await updateShardCount(services.client, f.stream, 2);
   await sleep(1_500);
   // Hand-overs between the three processes may re-emit what was in flight at each move.
-  await expectInvariants(f, 3 * 100);
+  await expectFlowInvariants(f, { maxDuplicates: 3 * 100, withinMs: 60_000 });
   const open = await openShardIds(f.stream);
   expect(open).toHaveLength(2);
   expect(open.every((s) => f.emitSpans.has(s))).toBe(true);
@@ -99,7 +87,7 @@ test('two reshards in a row, before the first children are finished', async () =
   const [left] = await splitShard(services.client, f.stream, parent);
   await splitShard(services.client, f.stream, left);
   await sleep(1_500);
-  await expectInvariants(f);
+  await expectFlowInvariants(f, { withinMs: 60_000 });
 });
 
 test('a process killed with SIGKILL mid-stream: survivors resume its shards within the session timeout', async () => {
@@ -117,7 +105,7 @@ test('a process killed with SIGKILL mid-stream: survivors resume its shards with
   const [parent] = await openShardIds(f.stream);
   await splitShard(services.client, f.stream, parent);
   await sleep(1_000);
-  await expectInvariants(f, 2 * 100 + 200);
+  await expectFlowInvariants(f, { maxDuplicates: 2 * 100 + 200, withinMs: 60_000 });
   // Session timeout (4 s) plus a couple of seconds, measured to the first emit of each orphaned shard.
   for (const shard of orphaned) {
     const resumed = f.firstEmitByOthers(shard, victim.pid, killedAt);
@@ -136,7 +124,7 @@ test('deactivate and activate while records flow and a shard splits', async () =
   await sleep(800);
   await Promise.all([a.activate(), b.activate()]);
   await sleep(1_000);
-  await expectInvariants(f, 100);
+  await expectFlowInvariants(f, { maxDuplicates: 100, withinMs: 60_000 });
 });
 
 test('a process paused past its session timeout emits nothing from lost shards when it resumes', async () => {
@@ -149,7 +137,7 @@ test('a process paused past its session timeout emits nothing from lost shards w
   paused.signal('SIGCONT');
   await waitFor('the paused process to rejoin', () => paused.logs.some((l) => l.msg.includes('expired')), 20_000);
   await sleep(1_500);
-  await expectInvariants(f, 4 * 100 + 200);
+  await expectFlowInvariants(f, { maxDuplicates: 4 * 100 + 200, withinMs: 60_000 });
 });
 
 test('a process cut off from ZooKeeper stops emitting before its session can expire; the survivor takes over', async () => {
@@ -170,7 +158,7 @@ test('a process cut off from ZooKeeper stops emitting before its session can exp
     proxy.resume();
     await waitFor('the cut-off process to learn its session expired', () => cut.logs.some((l) => l.msg.includes('expired')), 20_000);
     await sleep(1_000);
-    await expectInvariants(f, 4 * 100 + 200);
+    await expectFlowInvariants(f, { maxDuplicates: 4 * 100 + 200, withinMs: 60_000 });
   } finally {
     await proxy.close();
   }
@@ -184,5 +172,5 @@ test('a ZooKeeper server restart: nothing lost, no shard read twice at once', as
   await sleep(1_500);
   await services.zk.restart();
   await sleep(2_000);
-  await expectInvariants(f, 3 * 100 + 200);
+  await expectFlowInvariants(f, { maxDuplicates: 3 * 100 + 200, withinMs: 60_000 });
 });
