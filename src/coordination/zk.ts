@@ -49,7 +49,7 @@ export interface ZkSessionOptions extends ZooKeeperOptions {
   scheduler?: Scheduler;
   /** Every request settles within this (default: the session timeout); no reply by then rejects, retriable. */
   requestTimeoutMs?: number;
-  /** How often the heartbeat write goes to the leader (default: a fifth of the session timeout). */
+  /** How often the heartbeat write goes to the leader (default: a seventh of the session timeout). */
   heartbeatEveryMs?: number;
 }
 
@@ -171,7 +171,7 @@ export class ZkSession implements ZooKeeper {
     return this.state === 'expired' || this.state === 'closed';
   }
 
-  /** The one place the state changes: `expired` and `closed` are final, and each real change is told once. */
+  /** Every state change but close(): `expired` and `closed` are final, and each real change is told once. */
   private move(next: ConnectionState): void {
     if (this.terminal() || this.state === next) return;
     this.state = next;
@@ -192,12 +192,13 @@ export class ZkSession implements ZooKeeper {
   }
 
   /**
-   * Two timers: the heartbeat (its confirmations are what trust grows from: a fifth of the timeout keeps
-   * the deadline ahead of now by about a third of the timeout), and a watchdog that abandons a silent
-   * connection and gives up a session nobody has answered for a session timeout.
+   * Two timers: the heartbeat (trust grows from its confirmations, each crediting a request answered about
+   * three periods earlier: every seventh of the timeout keeps the deadline ahead of now by a third of the
+   * timeout or more), and a watchdog that abandons a silent connection and gives up a session nobody has
+   * answered for a session timeout.
    */
   private startHeartbeat(): void {
-    const every = this.options.heartbeatEveryMs ?? Math.max(100, Math.floor(this.sessionTimeoutMs / 5));
+    const every = this.options.heartbeatEveryMs ?? Math.max(100, Math.floor(this.sessionTimeoutMs / 7));
     const stopBeat = this.scheduler.every(every, () => {
       if (this.state !== 'connected' || this.heartbeatInFlight) return;
       this.heartbeatInFlight = true;
