@@ -56,6 +56,7 @@ test('cut off from the leader, a follower answers reads, yet trust stops and run
   await sleep(1_500);
   expect(holder.trustedUntil()).toBeGreaterThan(performance.now());
 
+  await writer.getData('/'); // answered just now: the writer's session is not given up before its check's bound
   const trustAtCut = holder.trustedUntil();
   const cutAt = performance.now();
   ensemble.cutOff();

@@ -3,6 +3,7 @@
  * a bound (defect 3), reads do not extend lease trust while the heartbeat does (defect 9), and `expired` is
  * final (defect 10).
  */
+import { freePort } from '../helpers/ports';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcpProxy';
 import { startZooKeeper, type ZooKeeperServer } from '../helpers/zookeeperServer';
 import { ZkSession, type ZkSessionOptions } from '../../src/coordination/zk';
@@ -141,6 +142,16 @@ test('connect through a silent proxy rejects within its bound and leaves no conn
   expect(openSockets()).toBe(before);
   // Nor is one opened later: the client does not go on reconnecting.
   proxy.resume();
+  await sleep(1_000);
+  expect(openSockets()).toBe(before);
+});
+
+test('connect to a port nobody listens on rejects within its bound and stops trying', async () => {
+  const before = openSockets();
+  const result = await settlesWithin(ZkSession.connect({ connect: `127.0.0.1:${await freePort()}`, sessionTimeoutMs: 2_000 }, 800), 4_000);
+  expect(result.outcome).toBe('rejected');
+  expectRetriableZooKeeperError(result.error);
+  expect(result.afterMs).toBeLessThan(1_300);
   await sleep(1_000);
   expect(openSockets()).toBe(before);
 });
