@@ -1,17 +1,24 @@
 /**
- * A small promise-based interface over the pure-JS `node-zookeeper-client` (bundlable, no native addon).
- * It also keeps the liveness clock that leases are trusted by: the monotonic time at which the last
- * request that the server answered was sent.
+ * A small promise-based interface over the pure-JS `node-zookeeper-client` (bundlable, no native addon), and
+ * what that client lacks: every request settles within a bound, a silent connection is abandoned, a session
+ * nobody answers for a whole session timeout is given up, `expired` is final, and lease trust comes only from
+ * what the leader confirmed (sessionTrust.ts).
  */
+import { Socket } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
+import { realScheduler, type Scheduler } from '../core/scheduler';
 import { ErrorCode, SpoutError } from '../errors';
+import { SessionTrust } from './sessionTrust';
 
 import type { ConnectionState, NodeData, TxOp, ZooKeeper, ZooKeeperOptions } from './zooKeeper';
 
-export type Clock = () => number;
-const monotonicMs: Clock = () => performance.now();
-
 const Code = zookeeper.Exception;
+
+/**
+ * Outcomes in which a server handled the request with our session valid. For a write, that server is the
+ * leader: followers forward every write, and these checks run in the leader's request pipeline.
+ */
+const ANSWERED: ReadonlySet<number> = new Set([Code.OK, Code.NO_NODE, Code.NODE_EXISTS, Code.BAD_VERSION, Code.NOT_EMPTY]);
 
 function zkCode(err: unknown): number | undefined {
   return typeof (err as { getCode?: unknown })?.getCode === 'function' ? (err as { getCode(): number }).getCode() : undefined;
@@ -23,50 +30,89 @@ function wrap(err: unknown, what: string): SpoutError {
   return new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what} failed: ${(err as Error)?.message ?? String(err)}`, { retriable, cause: err });
 }
 
+/** An error carrying a ZooKeeper code the way the client's own do, for outcomes we decide ourselves. */
+function coded(code: number, message: string): Error {
+  return Object.assign(new Error(message), { getCode: () => code });
+}
+
+/** A code a server answered that this operation does not expect (e.g. NOT_EMPTY for a remove). */
+function unexpected(code: number, what: string): SpoutError {
+  return wrap(coded(code, `unexpected answer ${code}`), what);
+}
+
 export function isSessionExpired(err: unknown): boolean {
   return zkCode((err as { cause?: unknown })?.cause ?? err) === Code.SESSION_EXPIRED;
 }
 
 export interface ZkSessionOptions extends ZooKeeperOptions {
-  clock?: Clock;
+  /** Time and timers (real by default). */
+  scheduler?: Scheduler;
+  /** Every request settles within this (default: the session timeout); no reply by then rejects, retriable. */
+  requestTimeoutMs?: number;
+  /** How often the heartbeat write goes to the leader (default: a seventh of the session timeout). */
+  heartbeatEveryMs?: number;
 }
+
+type Kind = 'read' | 'write';
+type Reply<R> = (err: unknown, result?: R) => void;
+
+/** Connection manager states of node-zookeeper-client (lib/ConnectionManager.js). */
+const MANAGER_CONNECTED = 2;
+const MANAGER_CLOSED = -2;
 
 export class ZkSession implements ZooKeeper {
   private readonly client: zookeeper.Client;
-  private readonly clock: Clock;
+  private readonly scheduler: Scheduler;
+  private readonly trust: SessionTrust;
   private state: ConnectionState = 'connecting';
-  private lastHeardAt = -Infinity;
-  private pinger: NodeJS.Timeout | undefined;
+  /** onState is told only once `connect` has resolved: until then its outcome says it all. */
+  private announced = false;
+  /** Start of the current connect attempt: the leader created or revalidated the session after it. */
+  private connectingSince: number;
+  private opening: { resolve(): void; reject(err: Error): void } | undefined;
+  private stopHeartbeat: (() => void) | undefined;
+  private heartbeatInFlight = false;
+  /** Requests not settled yet, with their send time, so close and expiry settle them at once. */
+  private readonly pending = new Map<number, { sentAt: number; fail(err: Error): void }>();
+  private nextRequest = 0;
   /** Paths with a children watch set and not fired yet: the client adds a listener per call, so arm once. */
   private readonly childWatches = new Map<string, Set<() => void>>();
 
   private constructor(private readonly options: ZkSessionOptions) {
-    this.clock = options.clock ?? monotonicMs;
+    this.scheduler = options.scheduler ?? realScheduler;
+    this.connectingSince = this.scheduler.now();
+    this.trust = new SessionTrust(() => this.sessionTimeoutMs);
     this.client = zookeeper.createClient(options.connect, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 200, retries: 0 });
-    this.client.on('state', (s: zookeeper.State) => {
-      const next = toConnectionState(s);
-      if (next === undefined || this.state === 'closed') return;
-      this.state = next;
-      if (next === 'connected') this.lastHeardAt = this.clock();
-      options.onState?.(next);
-    });
+    this.client.on('state', (s: zookeeper.State) => this.onClientState(s));
   }
 
-  /** Connects and waits for the first SYNC_CONNECTED; rejects after `timeoutMs`. */
+  /**
+   * Connects and waits for the first SYNC_CONNECTED. Rejects (and closes everything it opened) after
+   * `timeoutMs`, or at once when the session expires or is refused before that.
+   */
   static async connect(options: ZkSessionOptions, timeoutMs = options.sessionTimeoutMs): Promise<ZkSession> {
     const session = new ZkSession(options);
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const cancel = session.scheduler.after(timeoutMs, () => {
+        session.opening = undefined;
         session.close();
         reject(new SpoutError(ErrorCode.ZooKeeper, `could not connect to ZooKeeper at ${options.connect} within ${timeoutMs} ms`, { retriable: true }));
-      }, timeoutMs);
-      session.client.once('connected', () => {
-        clearTimeout(timer);
-        resolve();
       });
+      session.opening = {
+        resolve: () => {
+          cancel();
+          resolve();
+        },
+        reject: (err) => {
+          cancel();
+          reject(err);
+        },
+      };
+      session.connectingSince = session.scheduler.now();
       session.client.connect();
     });
-    session.startPinger();
+    session.announced = true;
+    session.startHeartbeat();
     return session;
   }
 
@@ -78,85 +124,211 @@ export class ZkSession implements ZooKeeper {
     return this.state;
   }
 
-  /** Session timeout the server granted (it may clamp the one asked for). */
+  /** Session timeout the server granted (it may clamp the one asked for); the smaller of the two. */
   get sessionTimeoutMs(): number {
     return Math.min(this.options.sessionTimeoutMs, this.client.getSessionTimeout() || this.options.sessionTimeoutMs);
   }
 
+  private get requestTimeoutMs(): number {
+    return this.options.requestTimeoutMs ?? this.sessionTimeoutMs;
+  }
+
   /**
    * Until when (monotonic ms) this process may trust that its session, and so its ephemeral nodes, are
-   * alive: the send time of the last answered request plus the session timeout, less a safety margin.
-   * A paused process wakes up past this deadline and stops emitting before it learns anything.
+   * alive: derived only from what the leader confirmed (see sessionTrust.ts for the reasoning and the clock
+   * assumptions). A paused process wakes up past this deadline and stops emitting before it learns anything.
    */
   trustedUntil(): number {
     if (this.state !== 'connected') return -Infinity;
-    const timeout = this.sessionTimeoutMs;
-    return this.lastHeardAt + timeout - Math.max(500, timeout / 5);
+    return this.trust.trustedUntil();
   }
 
-  private startPinger(): void {
-    const every = Math.max(100, Math.floor(this.sessionTimeoutMs / 5));
-    this.pinger = setInterval(() => {
-      if (this.state !== 'connected') return;
-      const sentAt = this.clock();
-      this.client.exists('/', (err) => {
-        if (!err) this.lastHeardAt = Math.max(this.lastHeardAt, sentAt);
+  private onClientState(s: zookeeper.State): void {
+    const now = this.scheduler.now();
+    if (s === zookeeper.State.SYNC_CONNECTED) {
+      if (this.terminal()) return;
+      this.trust.connected({ sentAt: this.connectingSince, answeredAt: now });
+      this.move('connected');
+      const opening = this.opening;
+      this.opening = undefined;
+      opening?.resolve();
+    } else if (s === zookeeper.State.DISCONNECTED) {
+      if (this.terminal()) return;
+      this.trust.disconnected();
+      this.connectingSince = now;
+      this.move('disconnected');
+    } else if (s === zookeeper.State.EXPIRED) {
+      this.expire('ZooKeeper expired the session');
+    } else if (s === zookeeper.State.AUTH_FAILED) {
+      const opening = this.opening;
+      this.opening = undefined;
+      this.close();
+      opening?.reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper at ${this.options.connect} refused our credentials`));
+    }
+  }
+
+  private terminal(): boolean {
+    return this.state === 'expired' || this.state === 'closed';
+  }
+
+  /** Every state change but close(): `expired` and `closed` are final, and each real change is told once. */
+  private move(next: ConnectionState): void {
+    if (this.terminal() || this.state === next) return;
+    this.state = next;
+    if (this.announced && next !== 'closed') this.options.onState?.(next);
+  }
+
+  /** Expired, by the server's word or because nobody answered for a session timeout: final. */
+  private expire(why: string): void {
+    if (this.terminal()) return;
+    this.move('expired');
+    const err = new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper session ${this.sessionId} expired: ${why}`, {
+      cause: coded(Code.SESSION_EXPIRED, 'session expired'),
+    });
+    this.shutDown(err);
+    const opening = this.opening;
+    this.opening = undefined;
+    opening?.reject(err);
+  }
+
+  /**
+   * Two timers: the heartbeat (trust grows from its confirmations, each crediting a request answered about
+   * three periods earlier: every seventh of the timeout keeps the deadline ahead of now by a third of the
+   * timeout or more), and a watchdog that abandons a silent connection and gives up a session nobody has
+   * answered for a session timeout.
+   */
+  private startHeartbeat(): void {
+    const every = this.options.heartbeatEveryMs ?? Math.max(100, Math.floor(this.sessionTimeoutMs / 7));
+    const stopBeat = this.scheduler.every(every, () => {
+      if (this.state !== 'connected' || this.heartbeatInFlight) return;
+      this.heartbeatInFlight = true;
+      this.heartbeat()
+        .catch(() => undefined)
+        .finally(() => (this.heartbeatInFlight = false));
+    });
+    const stopWatch = this.scheduler.every(Math.max(50, Math.floor(this.sessionTimeoutMs / 10)), () => {
+      const now = this.scheduler.now();
+      if (now > this.trust.givenUpAt()) this.expire(`no server answered anything sent in the last ${this.sessionTimeoutMs} ms`);
+      // The client has no read timeout: a silent connection would be kept until the session is lost.
+      else if (this.state === 'connected' && this.stalled(now)) this.abandonConnection();
+    });
+    this.stopHeartbeat = () => {
+      stopBeat();
+      stopWatch();
+    };
+  }
+
+  /**
+   * A write the leader must confirm, and that changes nothing: a multi is always proposed through the
+   * leader, even when its only op is a version check (ZooKeeper has `sync`, but this client does not).
+   * '/' always exists (or is the chroot, whose absence is also the leader's answer).
+   */
+  private heartbeat(): Promise<number> {
+    return this.exchange<unknown>('heartbeat', 'write', (reply) => this.client.transaction().check('/', -1).commit(reply));
+  }
+
+  /** No answer to anything for two thirds of the session timeout while a request waits (as the Java client's read timeout). */
+  private stalled(now: number): boolean {
+    const limit = (this.sessionTimeoutMs * 2) / 3;
+    if (now - this.trust.lastAnsweredAt() < limit) return false;
+    for (const request of this.pending.values()) if (now - request.sentAt >= limit) return true;
+    return false;
+  }
+
+  /** Drops the current socket: the client reconnects (to the next server of the connect string). */
+  private abandonConnection(): void {
+    socketOf(this.client)?.destroy();
+  }
+
+  /**
+   * Sends one request and settles within `timeoutMs`: with its outcome code when a server handled it
+   * (ANSWERED), rejected otherwise. A late reply still counts for trust (it was sent when we say) but
+   * settles nothing.
+   */
+  private exchange<R>(what: string, kind: Kind, send: (reply: Reply<R>) => void, timeoutMs = this.requestTimeoutMs): Promise<number> {
+    return this.exchangeWith<R>(what, kind, send, timeoutMs).then((o) => o.code);
+  }
+
+  private exchangeWith<R>(what: string, kind: Kind, send: (reply: Reply<R>) => void, timeoutMs = this.requestTimeoutMs): Promise<{ code: number; result?: R }> {
+    if (this.state === 'expired') {
+      return Promise.reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: session ${this.sessionId} expired`, { cause: coded(Code.SESSION_EXPIRED, 'session expired') }));
+    }
+    if (this.state === 'closed') return Promise.reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: session closed`));
+    const id = this.nextRequest++;
+    const sentAt = this.scheduler.now();
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
+        cancel();
+        this.pending.delete(id);
+        return true;
+      };
+      const cancel = this.scheduler.after(Math.max(0, timeoutMs), () => {
+        if (settle()) reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: no reply within ${Math.round(timeoutMs)} ms`, { retriable: true }));
       });
-    }, every);
-    this.pinger.unref();
+      this.pending.set(id, { sentAt, fail: (err) => settle() && reject(err) });
+      const reply: Reply<R> = (err, result) => {
+        const code = err ? zkCode(err) : Code.OK;
+        if (code !== undefined && ANSWERED.has(code) && !this.terminal()) {
+          const exchange = { sentAt, answeredAt: this.scheduler.now() };
+          if (kind === 'write') this.trust.confirmedByLeader(exchange);
+          else this.trust.answered(exchange);
+        }
+        if (!settle()) return;
+        if (code !== undefined && ANSWERED.has(code)) resolve({ code, result });
+        else reject(wrap(err, what));
+      };
+      try {
+        send(reply);
+      } catch (err) {
+        // The client validates paths synchronously.
+        if (settle()) reject(wrap(err, what));
+      }
+    });
   }
 
-  private heard<T>(sentAt: number, value: T): T {
-    this.lastHeardAt = Math.max(this.lastHeardAt, sentAt);
-    return value;
-  }
-
-  async create(path: string, data: Buffer, mode: 'persistent' | 'ephemeral'): Promise<'created' | 'exists'> {
-    const sentAt = this.clock();
+  async create(path: string, data: Buffer, mode: 'persistent' | 'ephemeral', timeoutMs = this.requestTimeoutMs): Promise<'created' | 'exists'> {
     const createMode = mode === 'ephemeral' ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT;
-    return new Promise((resolve, reject) => {
-      this.client.create(path, data, createMode, (err) => {
-        if (!err) resolve(this.heard(sentAt, 'created'));
-        else if (zkCode(err) === Code.NODE_EXISTS) resolve(this.heard(sentAt, 'exists'));
-        else reject(wrap(err, `create ${path}`));
-      });
-    });
+    const code = await this.exchange<string>(`create ${path}`, 'write', (reply) => this.client.create(path, data, createMode, reply), timeoutMs);
+    if (code === Code.OK) return 'created';
+    if (code === Code.NODE_EXISTS) return 'exists';
+    throw unexpected(code, `create ${path}`);
   }
 
+  /** Creates `path` and its missing parents, one create each; the whole settles within one request bound. */
   async mkdirp(path: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.client.mkdirp(path, (err) => (err ? reject(wrap(err, `mkdirp ${path}`)) : resolve()));
-    });
+    const deadline = this.scheduler.now() + this.requestTimeoutMs;
+    let prefix = '';
+    for (const part of path.split('/').filter((p) => p.length > 0)) {
+      prefix += `/${part}`;
+      const left = deadline - this.scheduler.now();
+      if (left <= 0) throw new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper mkdirp ${path}: no reply within ${this.requestTimeoutMs} ms`, { retriable: true });
+      await this.create(prefix, Buffer.alloc(0), 'persistent', left);
+    }
   }
 
   async getData(path: string, watch?: () => void): Promise<NodeData | undefined> {
-    const sentAt = this.clock();
-    return new Promise((resolve, reject) => {
-      const callback = (err: unknown, data: Buffer, stat: zookeeper.Stat) => {
-        if (!err) resolve(this.heard(sentAt, { data: data ?? Buffer.alloc(0), version: stat.version, ephemeralOwner: stat.ephemeralOwner.toString('hex') }));
-        else if (zkCode(err) === Code.NO_NODE) resolve(this.heard(sentAt, undefined));
-        else reject(wrap(err, `getData ${path}`));
-      };
+    const { code, result } = await this.exchangeWith<{ data: Buffer; stat: zookeeper.Stat }>(`getData ${path}`, 'read', (reply) => {
+      const callback = (err: unknown, data: Buffer, stat: zookeeper.Stat) => reply(err, { data, stat });
       if (watch) this.client.getData(path, () => watch(), callback);
       else this.client.getData(path, callback);
     });
+    if (code !== Code.OK || !result) return undefined;
+    return { data: result.data ?? Buffer.alloc(0), version: result.stat.version, ephemeralOwner: result.stat.ephemeralOwner.toString('hex') };
   }
 
   /** Returns the new version, or 'conflict' when the version did not match or the node is gone. */
   async setData(path: string, data: Buffer, version: number): Promise<number | 'conflict'> {
-    const sentAt = this.clock();
-    return new Promise((resolve, reject) => {
-      this.client.setData(path, data, version, (err, stat) => {
-        if (!err) resolve(this.heard(sentAt, stat.version));
-        else if (zkCode(err) === Code.BAD_VERSION || zkCode(err) === Code.NO_NODE) resolve(this.heard(sentAt, 'conflict'));
-        else reject(wrap(err, `setData ${path}`));
-      });
-    });
+    const { code, result } = await this.exchangeWith<zookeeper.Stat>(`setData ${path}`, 'write', (reply) => this.client.setData(path, data, version, reply));
+    if (code === Code.OK && result) return result.version;
+    if (code === Code.BAD_VERSION || code === Code.NO_NODE) return 'conflict';
+    throw unexpected(code, `setData ${path}`);
   }
 
   /** Children of `path`, [] when it does not exist. `watch` is called once, at the next change. */
   async getChildren(path: string, watch?: () => void): Promise<string[]> {
-    const sentAt = this.clock();
     let arm = false;
     if (watch) {
       const pending = this.childWatches.get(path);
@@ -166,35 +338,32 @@ export class ZkSession implements ZooKeeper {
         arm = true;
       }
     }
-    return new Promise((resolve, reject) => {
-      const callback = (err: unknown, children: string[]) => {
-        if (!err) resolve(this.heard(sentAt, children));
-        else if (zkCode(err) === Code.NO_NODE) resolve(this.heard(sentAt, []));
-        else {
-          if (arm) this.childWatches.delete(path);
-          reject(wrap(err, `getChildren ${path}`));
-        }
-      };
-      if (arm) {
-        this.client.getChildren(path, () => {
-          const watchers = this.childWatches.get(path) ?? new Set();
-          this.childWatches.delete(path);
-          for (const w of watchers) w();
-        }, callback);
-      } else this.client.getChildren(path, callback);
-    });
+    try {
+      const { code, result } = await this.exchangeWith<string[]>(`getChildren ${path}`, 'read', (reply) => {
+        const callback = (err: unknown, children: string[]) => reply(err, children);
+        if (arm) {
+          this.client.getChildren(path, () => {
+            const watchers = this.childWatches.get(path) ?? new Set();
+            this.childWatches.delete(path);
+            for (const w of watchers) w();
+          }, callback);
+        } else this.client.getChildren(path, callback);
+      });
+      return code === Code.OK && result ? result : [];
+    } catch (err) {
+      // Not armed after all: the next call arms again (a late reply may still arm the client's watcher,
+      // which then only fires the watchers pending at that time: early, never lost).
+      if (arm) this.childWatches.delete(path);
+      throw err;
+    }
   }
 
   /** Removes one node at `version` (-1: any); false when it was already gone or had another version. */
   async remove(path: string, version: number): Promise<boolean> {
-    const sentAt = this.clock();
-    return new Promise((resolve, reject) => {
-      this.client.remove(path, version, (err) => {
-        if (!err) resolve(this.heard(sentAt, true));
-        else if (zkCode(err) === Code.NO_NODE || zkCode(err) === Code.BAD_VERSION) resolve(this.heard(sentAt, false));
-        else reject(wrap(err, `remove ${path}`));
-      });
-    });
+    const code = await this.exchange<void>(`remove ${path}`, 'write', (reply) => this.client.remove(path, version, reply));
+    if (code === Code.OK) return true;
+    if (code === Code.NO_NODE || code === Code.BAD_VERSION) return false;
+    throw unexpected(code, `remove ${path}`);
   }
 
   /** Removes `path` and everything below it (the client's own removeRecursive fails below depth 1). */
@@ -205,40 +374,63 @@ export class ZkSession implements ZooKeeper {
 
   /** Atomic multi-op; resolves false when a check/version failed (nothing was applied). */
   async transaction(ops: TxOp[]): Promise<boolean> {
-    const sentAt = this.clock();
-    const tx = this.client.transaction();
-    for (const op of ops) {
-      if (op.op === 'create') tx.create(op.path, op.data, op.ephemeral ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT);
-      else if (op.op === 'set') tx.setData(op.path, op.data, op.version);
-      else if (op.op === 'check') tx.check(op.path, op.version);
-      else tx.remove(op.path, op.version);
-    }
-    return new Promise((resolve, reject) => {
-      tx.commit((err) => {
-        if (!err) resolve(this.heard(sentAt, true));
-        else if ([Code.BAD_VERSION, Code.NO_NODE, Code.NODE_EXISTS].includes(zkCode(err) ?? 0)) resolve(this.heard(sentAt, false));
-        else reject(wrap(err, 'transaction'));
-      });
+    const code = await this.exchange<unknown>('transaction', 'write', (reply) => {
+      const tx = this.client.transaction();
+      for (const op of ops) {
+        if (op.op === 'create') tx.create(op.path, op.data, op.ephemeral ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT);
+        else if (op.op === 'set') tx.setData(op.path, op.data, op.version);
+        else if (op.op === 'check') tx.check(op.path, op.version);
+        else tx.remove(op.path, op.version);
+      }
+      tx.commit(reply);
     });
+    if (code === Code.OK) return true;
+    if (code === Code.BAD_VERSION || code === Code.NO_NODE || code === Code.NODE_EXISTS) return false;
+    throw unexpected(code, 'transaction');
   }
 
+  /** Ends the session (the server deletes our ephemeral nodes at once when it hears of it). Final. */
   close(): void {
-    if (this.pinger) clearInterval(this.pinger);
     if (this.state === 'closed') return;
+    const wasExpired = this.state === 'expired';
     this.state = 'closed';
-    this.client.close();
+    if (!wasExpired) this.shutDown(new SpoutError(ErrorCode.ZooKeeper, 'ZooKeeper session closed'));
+  }
+
+  /**
+   * Stops the heartbeat, settles every pending request with `err` and closes the client. Its close sends
+   * CLOSE_SESSION and waits for the server, and a reconnect attempt may be under way: if the client is not
+   * closed soon, its socket is abandoned (again, for a socket a pending reconnect opens later), so that no
+   * connection outlives the session.
+   */
+  private shutDown(err: Error): void {
+    this.stopHeartbeat?.();
+    this.stopHeartbeat = undefined;
+    for (const request of [...this.pending.values()]) request.fail(err);
+    // Only a connected client can get CLOSE_SESSION through; otherwise there is nothing to wait for.
+    const graceMs = managerState(this.client) === MANAGER_CONNECTED ? Math.min(1000, this.sessionTimeoutMs / 2) : 0;
+    try {
+      this.client.close();
+    } catch {
+      // The client throws when closed before its first socket exists; the abandoning below finishes the job.
+    }
+    let tries = 0;
+    const abandon = () => {
+      if (managerState(this.client) === MANAGER_CLOSED || tries++ > 20) return;
+      socketOf(this.client)?.destroy();
+      this.scheduler.after(250, abandon);
+    };
+    this.scheduler.after(graceMs, abandon);
   }
 }
 
-function toConnectionState(state: zookeeper.State): ConnectionState | undefined {
-  switch (state.name) {
-    case 'SYNC_CONNECTED':
-      return 'connected';
-    case 'DISCONNECTED':
-      return 'disconnected';
-    case 'EXPIRED':
-      return 'expired';
-    default:
-      return undefined;
-  }
+/** node-zookeeper-client keeps its socket to itself; it has no read timeout and no way to abandon a connection. */
+function socketOf(client: zookeeper.Client): Socket | undefined {
+  const socket = (client as unknown as { connectionManager?: { socket?: unknown } }).connectionManager?.socket;
+  return socket instanceof Socket ? socket : undefined;
+}
+
+function managerState(client: zookeeper.Client): number | undefined {
+  const state = (client as unknown as { connectionManager?: { state?: unknown } }).connectionManager?.state;
+  return typeof state === 'number' ? state : undefined;
 }

@@ -1,9 +1,10 @@
-/** A real standalone ZooKeeper (Debian's package) for integration tests. */
+/** A real ZooKeeper (Debian's package) for integration tests: a standalone server, or a three-server ensemble. */
 import { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort, portIsFree, scratchDir, spawnLogged, stopProcess, waitUntilReady } from './ports';
+import { startTcpProxy, type TcpProxy } from './tcpProxy';
 
 /**
  * zookeeper.jar's manifest Class-Path already names its runtime jars
@@ -77,13 +78,148 @@ export async function startZooKeeper(opts: { port?: number; dataDir?: string } =
 }
 
 /** The port accepting TCP is not enough: ZooKeeper answers imok only once it serves requests. */
-function ruok(port: number): Promise<boolean> {
+async function ruok(port: number): Promise<boolean> {
+  return (await fourLetterWord(port, 'ruok')) === 'imok';
+}
+
+/** Sends one of ZooKeeper's four-letter commands (ruok, srvr, mntr, cons, ...) and returns the answer ('' when none). */
+export function fourLetterWord(port: number, word: string): Promise<string> {
   return new Promise((resolve) => {
     let reply = '';
-    const socket = connect(port, '127.0.0.1', () => socket.end('ruok'));
+    const socket = connect(port, '127.0.0.1', () => socket.end(word));
     socket.setTimeout(1000, () => socket.destroy());
     socket.on('data', (chunk) => (reply += chunk.toString()));
-    socket.on('error', () => resolve(false));
-    socket.on('close', () => resolve(reply === 'imok'));
+    socket.on('error', () => resolve(''));
+    socket.on('close', () => resolve(reply));
   });
+}
+
+export interface EnsembleMember {
+  id: number;
+  clientPort: number;
+  /** This member alone, so a client cannot move to another one. */
+  connectString: string;
+  logFile: string;
+  /** 'leader', 'follower', or undefined while it does not serve (electing, cut off). */
+  mode(): Promise<string | undefined>;
+  stop(): Promise<void>;
+}
+
+export interface ZooKeeperEnsemble {
+  members: EnsembleMember[];
+  tickTime: number;
+  syncLimit: number;
+  /** Holds every quorum and election message between the isolatable member and the others, both ways (connections stay up). */
+  cutOff(): void;
+  heal(): void;
+  stop(): Promise<void>;
+}
+
+const ENSEMBLE_SIZE = 3;
+
+/**
+ * Three servers on loopback, each with its own config: every link between `isolatable` and the two others
+ * (the quorum port a follower connects to, and the election port either side connects to) goes through a
+ * TCP proxy, so that member can be cut off from the leader while it keeps serving its clients. The lowest
+ * id never leads while a higher one is up (equal zxids: the highest id wins), so isolatable 1 is a follower.
+ */
+export async function startZooKeeperEnsemble(opts: { isolatable?: number; tickTime?: number; initLimit?: number; syncLimit?: number } = {}): Promise<ZooKeeperEnsemble> {
+  const isolatable = opts.isolatable ?? 1;
+  const tickTime = opts.tickTime ?? 200;
+  const initLimit = opts.initLimit ?? 25;
+  const syncLimit = opts.syncLimit ?? 10;
+  const ids = Array.from({ length: ENSEMBLE_SIZE }, (_, i) => i + 1);
+  const ports = new Map<number, { client: number; quorum: number; election: number }>();
+  for (const id of ids) ports.set(id, { client: await freePort(), quorum: await freePort(), election: await freePort() });
+  const proxies: TcpProxy[] = [];
+  const proxied = new Map<number, { quorum: number; election: number }>();
+  for (const id of ids) {
+    const real = ports.get(id)!;
+    const quorum = await startTcpProxy(real.quorum);
+    const election = await startTcpProxy(real.election);
+    proxies.push(quorum, election);
+    proxied.set(id, { quorum: quorum.port, election: election.port });
+  }
+  const viaProxy = (viewer: number, peer: number) => viewer !== peer && (viewer === isolatable || peer === isolatable);
+
+  const children = new Map<number, ChildProcess>();
+  const starters: (() => void)[] = [];
+  const members: EnsembleMember[] = ids.map((id) => {
+    const dir = scratchDir(`zk${id}-`);
+    const dataDir = join(dir, 'data');
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, 'myid'), `${id}\n`);
+    const logFile = join(dir, 'zookeeper.log');
+    const configFile = join(dir, 'zoo.cfg');
+    const peers = ids.map((peer) => {
+      const { quorum, election } = viaProxy(id, peer) ? proxied.get(peer)! : ports.get(peer)!;
+      return `server.${peer}=127.0.0.1:${quorum}:${election}`;
+    });
+    writeFileSync(
+      configFile,
+      [
+        `tickTime=${tickTime}`,
+        `initLimit=${initLimit}`,
+        `syncLimit=${syncLimit}`,
+        `minSessionTimeout=${2 * tickTime}`,
+        `maxSessionTimeout=${40 * tickTime}`,
+        `dataDir=${dataDir}`,
+        `clientPort=${ports.get(id)!.client}`,
+        'clientPortAddress=127.0.0.1',
+        'admin.enableServer=false',
+        'maxClientCnxns=0',
+        '4lw.commands.whitelist=*',
+        ...peers,
+        '',
+      ].join('\n'),
+    );
+    const clientPort = ports.get(id)!.client;
+    starters.push(() => {
+      // Small heap and the quick JIT tier: three JVMs start faster on a busy machine.
+      const jvm = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
+      children.set(id, spawnLogged('java', [...jvm, '-cp', CLASSPATH, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', configFile], { cwd: dir, logFile }));
+    });
+    return {
+      id,
+      clientPort,
+      connectString: `127.0.0.1:${clientPort}`,
+      logFile,
+      async mode() {
+        const match = /^Mode: (\w+)/m.exec(await fourLetterWord(clientPort, 'srvr'));
+        return match?.[1];
+      },
+      async stop() {
+        const child = children.get(id);
+        if (child) await stopProcess(child);
+      },
+    };
+  });
+
+  const stop = async (): Promise<void> => {
+    await Promise.all(members.map((m) => m.stop()));
+    await Promise.all(proxies.map((p) => p.close()));
+  };
+  try {
+    for (const id of ids) if (!(await portIsFree(ports.get(id)!.client))) throw new Error(`port ${ports.get(id)!.client} is already in use`);
+    for (const start of starters) start();
+    await Promise.all(
+      members.map((m) => waitUntilReady(`ZooKeeper ensemble member ${m.id}`, children.get(m.id)!, m.logFile, async () => ['leader', 'follower'].includes((await m.mode()) ?? ''), START_TIMEOUT_MS * 2)),
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    members,
+    tickTime,
+    syncLimit,
+    // Only the isolatable member's links go through proxies: pausing them all cuts exactly that member off.
+    cutOff() {
+      for (const proxy of proxies) proxy.pause();
+    },
+    heal() {
+      for (const proxy of proxies) proxy.resume();
+    },
+    stop,
+  };
 }
