@@ -105,7 +105,7 @@ export class HeldShards {
     if (this.byId.get(shard.shardId) !== shard) return;
     this.byId.delete(shard.shardId);
     this.lastLetGo.set(shard.shardId, ++this.letGoCount);
-    this.lateOutcomes.expect([...shard.inFlight.unackedSequenceNumbers()].map((seq) => `${shard.shardId}:${seq}`), this.now);
+    this.lateOutcomes.expect([...shard.inFlight.outstanding()].map((seq) => `${shard.shardId}:${seq}`), this.now);
   }
 
   /** The lease is ours: read from the checkpoint (written first from the start position when there is none). */

@@ -9,6 +9,8 @@ export interface Emitted<R> {
   record: R;
   attempts: number;
   firstFailedAt?: number;
+  /** Emitted and neither acked nor failed yet: Storm still owes an outcome for it. */
+  outstanding: boolean;
 }
 
 export class InFlight<R> {
@@ -34,7 +36,7 @@ export class InFlight<R> {
     }
     this.last = sequenceNumber;
     this.queue.push(sequenceNumber);
-    this.unacked.set(sequenceNumber, { sequenceNumber, record, attempts: 0 });
+    this.unacked.set(sequenceNumber, { sequenceNumber, record, attempts: 0, outstanding: true });
     this.unackedBytes += this.weigh(record);
   }
 
@@ -83,9 +85,9 @@ export class InFlight<R> {
     return this.unackedBytes;
   }
 
-  /** Sequence numbers emitted and not acked yet. */
-  unackedSequenceNumbers(): IterableIterator<string> {
-    return this.unacked.keys();
+  /** Sequence numbers of the records Storm still owes an outcome for (emitted, neither acked nor failed since). */
+  *outstanding(): IterableIterator<string> {
+    for (const entry of this.unacked.values()) if (entry.outstanding) yield entry.sequenceNumber;
   }
 
   /** The oldest unacked record (it holds the checkpoint back). */

@@ -104,7 +104,10 @@ export class OwnedShard {
     while (this.retries.length > 0 && this.retries[0].dueAt <= now) {
       const { sequenceNumber } = this.popRetry();
       const entry = this.inFlight.get(sequenceNumber);
-      if (entry) return { record: entry.record, retry: entry };
+      if (entry) {
+        entry.outstanding = true;
+        return { record: entry.record, retry: entry };
+      }
     }
     if (this.phase.kind === 'releasing' || this.bufferHead >= this.buffer.length) return undefined;
     const record = this.buffer[this.bufferHead];

@@ -89,6 +89,7 @@ export class KinesisSpout {
       return;
     }
     this.counters.failed += 1;
+    entry.outstanding = false;
     const now = this.scheduler.now();
     entry.attempts += 1;
     entry.firstFailedAt ??= now;

@@ -1,4 +1,5 @@
 import { LateOutcomes } from '../../../src/spout/lateOutcomes';
+import { InFlight } from '../../../src/spout/inFlight';
 
 describe('LateOutcomes', () => {
   it('takes the first outcomes of an id for the emissions left out when the shard was let go', () => {
@@ -20,5 +21,17 @@ describe('LateOutcomes', () => {
     expect(late.size).toBe(2);
     expect(late.consume('a', 1)).toBe(false);
     expect(late.consume('c', 1)).toBe(true);
+  });
+});
+
+describe('outstanding emissions', () => {
+  it('a failed record waiting for its re-emit is owed no outcome; a re-emitted one is', () => {
+    const inFlight = new InFlight<string>(() => 1);
+    inFlight.add('1', 'a');
+    inFlight.add('2', 'b');
+    inFlight.get('1')!.outstanding = false; // failed: its outcome came
+    expect([...inFlight.outstanding()]).toEqual(['2']);
+    inFlight.ack('2');
+    expect([...inFlight.outstanding()]).toEqual([]);
   });
 });
