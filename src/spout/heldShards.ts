@@ -236,7 +236,7 @@ export class HeldShards {
       }
       this.deps.changed();
     } catch (err) {
-      this.log(LogLevel.Warn, `finishing ${shard.shardId} failed: ${describeError(err)}; retrying`);
+      this.writeFailed(`finishing ${shard.shardId}`, shard, err);
       if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'draining', retryAt: this.now + WRITE_RETRY_MS };
     }
   }
@@ -251,15 +251,22 @@ export class HeldShards {
       this.letGo(shard);
       this.deps.changed();
     } catch (err) {
-      this.log(LogLevel.Warn, `releasing ${shard.shardId} failed: ${describeError(err)}; retrying`);
+      this.writeFailed(`releasing ${shard.shardId}`, shard, err);
       if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'releasing', deadline: this.now, reason, retryAt: this.now + WRITE_RETRY_MS };
     }
+  }
+
+  /** A failed write is retried; one that found a node nobody can read is also an operator's problem. */
+  private writeFailed(what: string, shard: OwnedShard, err: unknown): void {
+    const message = `${what} failed: ${describeError(err)}; retrying`;
+    if (err instanceof SpoutError && err.code === ErrorCode.CorruptState) this.deps.reporter.problem(`corrupt:${shard.shardId}`, message);
+    else this.log(LogLevel.Warn, message);
   }
 
   /** Writes every changed checkpoint; a failed write is retried at the next flush. */
   async flush(session: Session): Promise<void> {
     const open = [...this.byId.values()].filter((shard) => shard.phase.kind !== 'closing');
-    await Promise.all(open.map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`))));
+    await Promise.all(open.map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.writeFailed(`writing the checkpoint of ${shard.shardId}`, shard, err))));
   }
 
   /** Queued behind the shard's other writes; asks while one waits are answered by it. */
@@ -290,7 +297,7 @@ export class HeldShards {
     if (!session) return;
     await Promise.all(
       held.map(async (shard) => {
-        await this.writeCheckpoint(session, shard).catch((err) => this.log(LogLevel.Warn, `checkpoint of ${shard.shardId} not written: ${describeError(err)}`));
+        await this.writeCheckpoint(session, shard).catch((err) => this.writeFailed(`writing the checkpoint of ${shard.shardId}`, shard, err));
         await shard.writes.run(() => session.store.releaseLease(shard.shardId)).catch(() => undefined);
       }),
     );
