@@ -134,3 +134,20 @@ test('a transient ResourceNotFoundException on a listed shard does not finish it
   // The reader kept trying through every not-found answer.
   expect(reads.injected + seeks.injected).toBe(3);
 });
+
+test('access denied and KMS errors reach the Storm UI at once, naming the fix; reading resumes when they stop', async () => {
+  const stream = await newStream(1);
+  proxy = await startHttpFaultProxy(services.kinesis.endpoint, { seed: 6 });
+  flow = new Flow(services, stream, uniqueName('app'), { endpoint: proxy.endpoint });
+  const denied = proxy.inject({ operations: ['GetRecords'], status: 400, type: 'AccessDeniedException', message: 'not authorized to perform kinesis:GetRecords' });
+  const spout = await flow.addSpout();
+  flow.startProducer(20, 100);
+  await waitFor('the IAM error in Storm', () => spout.errors.some((e) => e.includes('AccessDeniedException') && e.includes('kinesis:GetRecords')), 10_000);
+  denied.remove();
+  const kms = proxy.inject({ operations: ['GetRecords'], times: 1, status: 400, type: 'KMSAccessDeniedException', message: 'no access to the key' });
+  await waitFor('the KMS error in Storm', () => spout.errors.some((e) => e.includes('kms:Decrypt')), 15_000);
+  expect(kms.injected).toBe(1);
+  await expectFlowInvariants(flow, { withinMs: 30_000 });
+  // Repeated now and then while it lasts, never flooded.
+  expect(spout.errors.length).toBeLessThanOrEqual(4);
+});
