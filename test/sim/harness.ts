@@ -1,0 +1,435 @@
+/**
+ * One simulated run from one seed: 2–4 spout processes (the real Coordinator and KinesisSpout each) on one
+ * virtual clock, against the in-memory ZooKeeper and Kinesis, driven as Storm's ShellSpout drives them
+ * (`next` every few ms while active; acks and fails after a delay). A chaos phase puts records, reshards,
+ * kills, pauses, stops and restarts processes, deactivates the topology, and lets the fault plan break
+ * requests; then a quiet phase without faults in which everything must converge. Invariants are checked
+ * after every step; the first violation ends the run.
+ */
+import { loadConfig, type SpoutConfig } from '../../src/config/config';
+import { basePath } from '../../src/coordination/store';
+import type { ConnectZooKeeper } from '../../src/coordination/zooKeeper';
+import { describeError, ErrorCode, SpoutError } from '../../src/errors';
+import { Coordinator } from '../../src/spout/coordinator';
+import { KinesisSpout } from '../../src/spout/spout';
+import { drawRates, FaultPlan, type FaultRates } from './faults';
+import { InvariantChecker, type Violation } from './invariants';
+import { SimKinesis } from './kinesis/simKinesis';
+import { SimStream } from './kinesis/simStream';
+import { Random } from './random';
+import { Trace } from './trace';
+import { Owner, SimLoop, VirtualScheduler } from './virtualTime';
+import { SimZooKeeper } from './zooKeeper/zkClient';
+import { ZkServer } from './zooKeeper/zkServer';
+
+export interface SimOptions {
+  seed: number;
+  /** Trace lines kept for a failure report (Infinity when replaying). */
+  keepTrace?: number;
+  /** Prints trace lines as they happen (replay). */
+  echo?: (line: string) => void;
+  /** Virtual ms of chaos, then at most this much quiet to converge. */
+  chaosMs?: number;
+  quietMs?: number;
+  /** Faults this run never injects (to tell one defect from another). */
+  without?: readonly (keyof FaultRates)[];
+}
+
+export interface SimResult {
+  seed: number;
+  violation: Violation | undefined;
+  trace: string[];
+  stats: { virtualMs: number; steps: number; records: number; shards: number; instances: number; emits: number; restarts: number; convergedAt: number | undefined };
+  rates: FaultRates;
+}
+
+const WALL_BASE_MS = Date.UTC(2026, 0, 1);
+const STREAM = 'sim-stream';
+const APPLICATION = 'sim-app';
+const ROOT = '/kinesis-spout';
+
+/** One process of the spout: a Coordinator and a KinesisSpout, and what Storm does with it. */
+interface Instance {
+  name: string;
+  slot: number;
+  owner: Owner;
+  scheduler: VirtualScheduler;
+  coordinator: Coordinator;
+  spout: KinesisSpout;
+  /** Every ZooKeeper session this process opened (a lease held by any live one is this process's). */
+  sessions: Set<string>;
+  /** Storm stopped sending commands: a clean shutdown is under way. */
+  stopping: boolean;
+}
+
+export class Simulation {
+  private readonly loop = new SimLoop();
+  private readonly trace: Trace;
+  private readonly rng: Random;
+  private readonly world = new Owner('world');
+  private readonly plan: FaultPlan;
+  private readonly server: ZkServer;
+  private readonly stream: SimStream;
+  private readonly kinesis: SimKinesis;
+  private readonly checker: InvariantChecker;
+  private readonly config: SpoutConfig;
+  private readonly slots: (Instance | undefined)[];
+  private readonly planned = new Map<string, number>();
+  private stormActive = true;
+  private quiet = false;
+  private incarnations = 0;
+  private restarts = 0;
+  private emits = 0;
+  private convergedAt: number | undefined;
+
+  constructor(private readonly options: SimOptions) {
+    const { seed } = options;
+    this.rng = new Random(seed, 'workload');
+    this.trace = new Trace(() => this.loop.now, options.keepTrace ?? 200, options.echo);
+    const rates = drawRates(new Random(seed, 'rates'));
+    for (const fault of options.without ?? []) rates[fault] = 0;
+    this.plan = new FaultPlan(new Random(seed, 'faults'), rates);
+    this.server = new ZkServer(this.loop, new Owner('zk'), (what) => this.trace.add('zk', what));
+    this.stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, this.rng.int(1, 4), () => WALL_BASE_MS + this.loop.now);
+    this.kinesis = new SimKinesis(this.loop, this.stream, this.plan, new Random(seed, 'kinesis-shape'), (who, what) => this.trace.add(who, what));
+    this.config = this.drawConfig();
+    this.checker = new InvariantChecker(this.server, this.stream, basePath(ROOT, APPLICATION, STREAM), () => this.loop.now, (what) => this.trace.add('check', what));
+    this.slots = new Array<Instance | undefined>(this.rng.int(2, 4)).fill(undefined);
+  }
+
+  /** Short timings so that a run of a few virtual seconds sees many sessions, hand-overs and retries. */
+  private drawConfig(): SpoutConfig {
+    const r = this.rng;
+    return loadConfig({
+      'kinesis.spout': {
+        streamName: STREAM,
+        region: 'us-east-1',
+        applicationName: APPLICATION,
+        initialPosition: 'TRIM_HORIZON',
+        zookeeper: { connect: 'sim:2181', sessionTimeoutMs: r.int(1_000, 4_000), root: ROOT },
+        maxEmitPerNext: r.int(1, 50),
+        maxRecordsPerRequest: r.int(5, 100),
+        idlePollIntervalMs: r.int(200, 600),
+        shardBufferSize: r.int(10, 200),
+        maxRecordsInMemory: r.int(20, 400),
+        checkpointIntervalMs: r.int(50, 600),
+        rebalanceIntervalMs: r.int(200, 1_500),
+        shardSyncIntervalMs: r.int(1_000, 3_000),
+        handoffTimeoutMs: r.int(100, 2_000),
+        retry: { initialBackoffMs: r.int(5, 100), maxBackoffMs: r.int(200, 2_000) },
+      },
+    });
+  }
+
+  private log(who: string, what: string, traffic = false): void {
+    this.trace.add(who, what, traffic);
+  }
+
+  async run(): Promise<SimResult> {
+    const chaosMs = this.options.chaosMs ?? 15_000;
+    const quietMs = this.options.quietMs ?? 40_000;
+    this.log('sim', `seed ${this.options.seed}: ${this.slots.length} instances, ${this.stream.shards.size} shard(s), config ${JSON.stringify(this.configSummary())}`);
+    this.log('sim', `fault rates ${JSON.stringify(this.plan.drawn, (_, v: unknown) => (typeof v === 'number' ? Math.round(v * 10_000) / 10_000 : v))}`);
+    const unhandled = (reason: unknown) => this.log('node', `unhandled rejection: ${describeError(reason)}`);
+    process.on('unhandledRejection', unhandled);
+    try {
+      for (let slot = 0; slot < this.slots.length; slot += 1) this.loop.after(this.world, this.rng.int(0, 300), () => this.startInstance(slot));
+      this.produce(chaosMs);
+      this.scheduleChaos(chaosMs);
+      this.loop.after(this.world, chaosMs, () => this.beginQuiet());
+      const crashed = (err: unknown, owner: Owner) => this.checker.fail('crash', `a timer of ${owner.name} threw: ${describeError(err)}`);
+      let checks = 0;
+      await this.loop.run(
+        chaosMs + quietMs,
+        () => this.afterStep(),
+        () => {
+          if (this.checker.violation) return true;
+          if (!this.quiet || (checks += 1) % 50 !== 0) return false;
+          if (this.checker.notConverged() !== undefined) return false;
+          this.convergedAt = this.loop.now;
+          return true;
+        },
+        crashed,
+      );
+      if (!this.checker.violation && this.convergedAt === undefined) {
+        const state = this.describeState();
+        for (const line of state) this.log('state', line);
+        const orphaned = state.find((line) => line.includes('does NOT hold it'));
+        const hint = orphaned ? `; orphaned lease: ${orphaned}` : '';
+        this.checker.fail('converged', `not converged ${quietMs} ms after faults stopped: ${this.checker.notConverged()}${hint}`);
+      }
+      if (this.convergedAt !== undefined) this.log('sim', `converged ${this.convergedAt - chaosMs} ms after faults stopped`);
+    } finally {
+      process.off('unhandledRejection', unhandled);
+      for (const instance of this.slots) if (instance) instance.owner.state = { kind: 'dead' };
+    }
+    return {
+      seed: this.options.seed,
+      violation: this.checker.violation,
+      trace: this.trace.tail(this.options.keepTrace ?? 200),
+      stats: {
+        virtualMs: this.loop.now,
+        steps: this.loop.steps,
+        records: this.stream.recordCount,
+        shards: this.stream.shards.size,
+        instances: this.slots.length,
+        emits: this.emits,
+        restarts: this.restarts,
+        convergedAt: this.convergedAt,
+      },
+      rates: this.plan.drawn,
+    };
+  }
+
+  private configSummary(): Record<string, unknown> {
+    const c = this.config;
+    return {
+      sessionTimeoutMs: c.zookeeper.sessionTimeoutMs,
+      maxEmitPerNext: c.maxEmitPerNext,
+      maxRecordsPerRequest: c.maxRecordsPerRequest,
+      shardBufferSize: c.shardBufferSize,
+      maxRecordsInMemory: c.maxRecordsInMemory,
+      checkpointIntervalMs: c.checkpointIntervalMs,
+      rebalanceIntervalMs: c.rebalanceIntervalMs,
+      handoffTimeoutMs: c.handoffTimeoutMs,
+    };
+  }
+
+  /** Who holds what, as the servers and each process see it (for a run that did not converge). */
+  private describeState(): string[] {
+    const base = basePath(ROOT, APPLICATION, STREAM);
+    const lines: string[] = [];
+    const holderOf = (session: string) => this.slots.find((i) => i?.sessions.has(session));
+    for (const shard of this.stream.shards.values()) {
+      const checkpoint = this.server.node(`${base}/checkpoints/${shard.shardId}`)?.data.toString('utf8') ?? '(none)';
+      const lease = this.server.node(`${base}/leases/${shard.shardId}`);
+      const holder = lease && holderOf(lease.ephemeralOwner);
+      const local = holder?.coordinator.shards.get(shard.shardId);
+      const leaseText = lease
+        ? `lease: session ${lease.ephemeralOwner} (${holder ? `${holder.name}, ${holder.owner.state.kind}, ${local ? `holds it: ${local.phase.kind}` : 'does NOT hold it locally'}` : 'no live process'}${this.server.isAlive(lease.ephemeralOwner) ? '' : ', session dead'})`
+        : 'lease: none';
+      const parents = shard.parents.length ? ` parents ${shard.parents.join('+')}` : '';
+      lines.push(`${shard.shardId}${parents} ${shard.endingSequenceNumber ? 'closed' : 'open'} ${shard.records.length} records; ${leaseText}; checkpoint ${checkpoint.replace(/"(owner|updatedAt)":"[^"]*",?/g, '')}`);
+    }
+    for (const instance of this.slots) {
+      if (!instance) continue;
+      lines.push(`${instance.name} ${instance.owner.state.kind}${instance.stopping ? ' stopping' : ''}: sessions ${[...instance.sessions].map((id) => `${id}${this.server.isAlive(id) ? '' : '(dead)'}`).join(', ')}; holds ${[...instance.coordinator.shards.values()].map((s) => `${s.shardId}:${s.phase.kind}`).join(', ') || 'nothing'}`);
+    }
+    return lines;
+  }
+
+  private afterStep(): void {
+    const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest;
+    for (const instance of this.slots) {
+      if (instance && instance.owner.alive) this.checker.checkMemory(instance.name, instance.coordinator.inMemory(), cap);
+    }
+  }
+
+  // ---- processes
+
+  private startInstance(slot: number): void {
+    if (this.slots[slot]?.owner.alive) return;
+    const incarnation = (this.incarnations += 1);
+    const name = `i${slot}.${incarnation}`;
+    const owner = new Owner(name);
+    const scheduler = new VirtualScheduler(this.loop, owner, new Random(this.options.seed, `jitter-${name}`), WALL_BASE_MS);
+    const sessions = new Set<string>();
+    const connect: ConnectZooKeeper = (options) =>
+      new Promise((resolve, reject) => {
+        const fails = this.plan.connectFails();
+        this.loop.after(owner, fails ? options.sessionTimeoutMs : this.plan.requestDelay() + this.plan.replyDelay(), () => {
+          if (fails) return reject(new SpoutError(ErrorCode.ZooKeeper, `could not connect to ZooKeeper at ${options.connect} within ${options.sessionTimeoutMs} ms`, { retriable: true }));
+          const zk = new SimZooKeeper(this.loop, owner, this.server, this.plan, options, (what) => this.log(name, what));
+          sessions.add(zk.sessionId);
+          resolve(zk);
+        });
+      });
+    const logger = {
+      log: (level: number, message: string) => this.log(name, `log${level} ${message}`),
+      error: (message: string) => this.log(name, `ERROR ${message}`),
+    };
+    const coordinator = new Coordinator({
+      config: this.config,
+      kinesis: this.kinesis.clientFor(owner),
+      zookeeper: connect,
+      logger,
+      scheduler,
+      member: { taskIndex: slot, host: 'sim', pid: 1000 + incarnation },
+    });
+    const spout = new KinesisSpout(this.config, coordinator, logger, scheduler);
+    const instance: Instance = { name, slot, owner, scheduler, coordinator, spout, sessions, stopping: false };
+    this.slots[slot] = instance;
+    this.log(name, 'started');
+    this.command(instance, 'start', () => {
+      coordinator.start();
+      if (!this.stormActive) coordinator.deactivate();
+    });
+    this.driveNext(instance);
+  }
+
+  /** A Storm command: what it throws is a bug (the process reports it and goes on; nothing should throw). */
+  private command(instance: Instance, what: string, run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      this.checker.fail('crash', `${instance.name} ${what} threw: ${describeError(err)}`);
+    }
+  }
+
+  /** ShellSpout calls `next` in a loop, sleeping a little when nothing came out. */
+  private driveNext(instance: Instance): void {
+    let idle = 0;
+    const tick = () => {
+      if (!instance.owner.alive || instance.stopping) return;
+      let emitted = 0;
+      if (this.stormActive) {
+        this.command(instance, 'next', () =>
+          instance.spout.next({
+            emit: (id) => {
+              emitted += 1;
+              this.onEmit(instance, id);
+            },
+          }),
+        );
+      }
+      idle = emitted > 0 ? 0 : Math.min(idle + 1, 5);
+      this.loop.after(instance.owner, emitted > 0 ? 2 : 5 * idle, tick);
+    };
+    this.loop.after(instance.owner, 1, tick);
+  }
+
+  private onEmit(instance: Instance, id: string): void {
+    this.emits += 1;
+    const [shardId, sequenceNumber] = id.split(':');
+    this.log(instance.name, `emit ${id}`, true);
+    this.checker.onEmit(instance.name, instance.sessions, shardId, sequenceNumber);
+    // Some tuples fail, a few several times (the same record keeps its planned failures across processes).
+    if (!this.planned.has(id)) this.planned.set(id, this.rng.chance(0.04) ? this.rng.int(1, 2) : this.rng.chance(0.005) ? this.rng.int(3, 6) : 0);
+    const delay = this.rng.chance(0.9) ? this.rng.int(1, 60) : this.rng.int(60, 1_500);
+    this.loop.after(instance.owner, delay, () => {
+      if (instance.stopping) return;
+      const failures = this.planned.get(id) ?? 0;
+      if (failures > 0 && !this.quiet) {
+        this.planned.set(id, failures - 1);
+        this.log(instance.name, `fail ${id}`, true);
+        this.command(instance, 'fail', () => instance.spout.fail(id));
+      } else {
+        this.log(instance.name, `ack ${id}`, true);
+        this.checker.onAck(shardId, sequenceNumber);
+        this.command(instance, 'ack', () => instance.spout.ack(id));
+      }
+    });
+  }
+
+  private kill(instance: Instance): void {
+    this.log(instance.name, 'KILLED (its session is abandoned and expires on the server)');
+    instance.owner.state = { kind: 'dead' };
+    this.restartLater(instance.slot);
+  }
+
+  private shutdown(instance: Instance): void {
+    this.log(instance.name, 'clean shutdown (SIGTERM)');
+    instance.stopping = true;
+    const finished = instance.coordinator.shutdown(5_000);
+    void finished.then(() => {
+      this.log(instance.name, 'exited');
+      instance.owner.state = { kind: 'dead' };
+      this.restartLater(instance.slot);
+    });
+  }
+
+  private restartLater(slot: number): void {
+    this.restarts += 1;
+    this.loop.after(this.world, this.quiet ? 10 : this.rng.int(200, 5_000), () => this.startInstance(slot));
+  }
+
+  private pause(instance: Instance, ms: number): void {
+    this.log(instance.name, `PAUSED for ${ms} ms (SIGSTOP)`);
+    instance.owner.state = { kind: 'paused', until: this.loop.now + ms };
+    this.loop.after(this.world, ms, () => {
+      if (instance.owner.state.kind === 'paused') instance.owner.state = { kind: 'running' };
+      this.log(instance.name, 'resumed (SIGCONT)');
+    });
+  }
+
+  private setActive(active: boolean): void {
+    this.stormActive = active;
+    this.log('storm', active ? 'activate (topology-wide)' : 'deactivate (topology-wide)');
+    for (const instance of this.slots) {
+      if (!instance?.owner.alive || instance.stopping) continue;
+      this.loop.after(instance.owner, this.rng.int(0, 20), () => {
+        if (!instance.stopping) this.command(instance, active ? 'activate' : 'deactivate', () => (active ? instance.coordinator.activate() : instance.coordinator.deactivate()));
+      });
+    }
+  }
+
+  // ---- the world
+
+  private produce(untilMs: number): void {
+    const tick = () => {
+      if (this.loop.now >= untilMs) return;
+      for (let n = this.rng.int(0, 3); n > 0; n -= 1) {
+        const key = `key-${this.rng.int(0, 99)}`;
+        const record = this.stream.put(key, this.rng.next(), Buffer.from(`{"n":${this.stream.recordCount}}`));
+        this.log('kinesis', `put ${record.shardId}:${record.sequenceNumber}`, true);
+      }
+      this.loop.after(this.world, this.rng.int(20, 120), tick);
+    };
+    this.loop.after(this.world, 0, tick);
+  }
+
+  private scheduleChaos(untilMs: number): void {
+    const tick = () => {
+      if (this.loop.now >= untilMs) return;
+      this.chaosEvent();
+      this.loop.after(this.world, this.rng.int(200, 1_500), tick);
+    };
+    this.loop.after(this.world, this.rng.int(200, 1_500), tick);
+  }
+
+  private chaosEvent(): void {
+    const r = this.rng.next();
+    const live = this.slots.filter((i): i is Instance => i !== undefined && i.owner.state.kind === 'running' && !i.stopping);
+    const someone = live.length > 0 ? this.rng.pick(live) : undefined;
+    const timeout = this.config.zookeeper.sessionTimeoutMs;
+    if (r < 0.12) {
+      const open = this.stream.open();
+      if (open.length < 6) {
+        const parent = this.rng.pick(open);
+        const children = this.stream.split(parent, this.rng.next() * 0.4 - 0.2);
+        this.log('kinesis', `SPLIT ${parent.shardId} into ${children.map((c) => c.shardId).join(', ')}`);
+      }
+    } else if (r < 0.2) {
+      const pairs = this.stream.adjacentPairs();
+      if (pairs.length > 0) {
+        const [a, b] = this.rng.pick(pairs);
+        const child = this.stream.merge(a, b);
+        this.log('kinesis', `MERGE ${a.shardId} and ${b.shardId} into ${child.shardId}`);
+      }
+    } else if (r < 0.32) {
+      if (someone) this.kill(someone);
+    } else if (r < 0.5) {
+      if (someone) this.pause(someone, this.rng.chance(0.5) ? this.rng.int(50, timeout) : this.rng.int(timeout, timeout * 2.5));
+    } else if (r < 0.6) {
+      this.setActive(!this.stormActive);
+    } else if (r < 0.7) {
+      if (someone) this.shutdown(someone);
+    }
+    // Otherwise nothing: requests keep failing as the fault plan says.
+  }
+
+  private beginQuiet(): void {
+    this.quiet = true;
+    this.plan.calm();
+    this.log('sim', 'QUIET: no more faults, no more records; every process back; everything must converge');
+    if (!this.stormActive) this.setActive(true);
+    for (let slot = 0; slot < this.slots.length; slot += 1) {
+      const instance = this.slots[slot];
+      if (!instance || !instance.owner.alive) this.loop.after(this.world, 10, () => this.startInstance(slot));
+    }
+  }
+}
+
+export async function simulate(options: SimOptions): Promise<SimResult> {
+  return new Simulation(options).run();
+}

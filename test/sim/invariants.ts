@@ -1,0 +1,160 @@
+/**
+ * The guarantees of DESIGN.md "Invariants", checked against the truth (the fake servers' state and what
+ * Storm saw), never against what the code under test believes:
+ *   one-reader          an emit from shard S only while S's lease node belongs to a live session of the emitter
+ *   parents-first       an emit from a child only once every parent's checkpoint is SHARD_END
+ *   checkpoint-backwards  a checkpoint never moves back (SHARD_END is the top); never removed while the shard exists
+ *   checkpoint-unacked  a checkpoint never covers a record nobody acked (that record would never be re-read)
+ *   finished-unread     SHARD_END only on a closed shard whose records were all acked
+ *   memory              records a process holds stay under maxRecordsInMemory plus one GetRecords
+ *   converged           once faults stop, every record is acked and every shard checkpointed at its end
+ *   crash               no timer callback or Storm command throws
+ */
+import type { ZkServer, NodeChange } from './zooKeeper/zkServer';
+import type { SimStream } from './kinesis/simStream';
+
+export interface Violation {
+  invariant: string;
+  detail: string;
+  at: number;
+}
+
+type Rank = bigint;
+const TOP: Rank = 1n << 400n;
+
+interface StoredPosition {
+  kind: string;
+  sequenceNumber?: string;
+  timestampMs?: number;
+}
+
+function rankOf(position: StoredPosition): Rank {
+  switch (position.kind) {
+    case 'SHARD_END':
+      return TOP;
+    case 'AFTER':
+      return BigInt(position.sequenceNumber ?? '0');
+    case 'AT_TIMESTAMP':
+      return -1n;
+    default:
+      return -2n;
+  }
+}
+
+function describe(position: StoredPosition | undefined): string {
+  if (!position) return '(none)';
+  return position.kind === 'AFTER' ? `AFTER ${position.sequenceNumber}` : position.kind;
+}
+
+function positionIn(data: Buffer | undefined): StoredPosition | undefined {
+  if (!data) return undefined;
+  try {
+    return (JSON.parse(data.toString('utf8')) as { position?: StoredPosition }).position;
+  } catch {
+    return undefined;
+  }
+}
+
+export class InvariantChecker {
+  /** `<shardId>:<sequenceNumber>` of every record Storm acked at least once. */
+  readonly acked = new Set<string>();
+  readonly emitted = new Map<string, number>();
+  violation: Violation | undefined;
+  private readonly checkpointsPrefix: string;
+  private readonly leasesPrefix: string;
+
+  constructor(
+    private readonly server: ZkServer,
+    private readonly stream: SimStream,
+    base: string,
+    private readonly clock: () => number,
+    private readonly trace: (what: string) => void,
+  ) {
+    this.checkpointsPrefix = `${base}/checkpoints/`;
+    this.leasesPrefix = `${base}/leases/`;
+    server.observers.push((change) => this.onNodeChange(change));
+  }
+
+  fail(invariant: string, detail: string): void {
+    this.trace(`VIOLATION ${invariant}: ${detail}`);
+    this.violation ??= { invariant, detail, at: this.clock() };
+  }
+
+  private checkpointOf(shardId: string): StoredPosition | undefined {
+    return positionIn(this.server.node(this.checkpointsPrefix + shardId)?.data);
+  }
+
+  /** An emit of one record by a process whose ZooKeeper sessions (ever opened) are `sessions`. */
+  onEmit(who: string, sessions: ReadonlySet<string>, shardId: string, sequenceNumber: string): void {
+    const shard = this.stream.shards.get(shardId);
+    if (!shard?.records.some((r) => r.sequenceNumber === sequenceNumber)) {
+      return this.fail('phantom', `${who} emitted ${shardId}:${sequenceNumber}, which is not in the stream`);
+    }
+    const key = `${shardId}:${sequenceNumber}`;
+    this.emitted.set(key, (this.emitted.get(key) ?? 0) + 1);
+    const lease = this.server.node(this.leasesPrefix + shardId);
+    if (!lease) return this.fail('one-reader', `${who} emitted ${key} while nobody holds the lease on ${shardId}`);
+    if (!sessions.has(lease.ephemeralOwner)) {
+      return this.fail('one-reader', `${who} emitted ${key} while the lease on ${shardId} belongs to session ${lease.ephemeralOwner}, not one of ${who}'s (${[...sessions].join(', ')})`);
+    }
+    if (!this.server.isAlive(lease.ephemeralOwner)) return this.fail('one-reader', `${who} emitted ${key} on the lease of its expired session ${lease.ephemeralOwner}`);
+    for (const parent of shard.parents) {
+      const position = this.checkpointOf(parent);
+      if (position?.kind !== 'SHARD_END') return this.fail('parents-first', `${who} emitted ${key} while parent ${parent} is at ${describe(position)}`);
+    }
+  }
+
+  onAck(shardId: string, sequenceNumber: string): void {
+    this.acked.add(`${shardId}:${sequenceNumber}`);
+  }
+
+  private onNodeChange(change: NodeChange): void {
+    if (!change.path.startsWith(this.checkpointsPrefix)) return;
+    const shardId = change.path.slice(this.checkpointsPrefix.length);
+    const shard = this.stream.shards.get(shardId);
+    const before = positionIn(change.before?.data);
+    const after = positionIn(change.after?.data);
+    const by = change.by ?? 'the server';
+    if (!shard) return this.fail('checkpoint-backwards', `checkpoint written for ${shardId}, which the stream never had`);
+    if (!change.after) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} removed (was ${describe(before)}) by ${by} while the stream still has the shard`);
+    if (!after) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} written by ${by} holds no position: ${change.after.data.toString('utf8')}`);
+    this.trace(`checkpoint ${shardId}: ${describe(before)} -> ${describe(after)} (session ${by})`);
+    if (before && rankOf(after) < rankOf(before)) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} moved back from ${describe(before)} to ${describe(after)} (session ${by})`);
+    const limit = rankOf(after);
+    if (limit < 0n) return;
+    if (after.kind === 'SHARD_END' && shard.endingSequenceNumber === undefined) return this.fail('finished-unread', `${shardId} marked SHARD_END by ${by} but it is still open`);
+    const unacked = shard.records.filter((r) => BigInt(r.sequenceNumber) <= limit && !this.acked.has(`${shardId}:${r.sequenceNumber}`));
+    if (unacked.length > 0) {
+      const invariant = after.kind === 'SHARD_END' ? 'finished-unread' : 'checkpoint-unacked';
+      this.fail(invariant, `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0].sequenceNumber})`);
+    }
+  }
+
+  checkMemory(who: string, inMemory: number, cap: number): void {
+    if (inMemory > cap) this.fail('memory', `${who} holds ${inMemory} records, over the cap of ${cap}`);
+  }
+
+  /** Why the run has not converged yet; undefined once every record is acked and every shard checkpointed at its end. */
+  notConverged(): string | undefined {
+    const total = this.stream.recordCount;
+    if (this.acked.size < total) {
+      const missing: string[] = [];
+      for (const shard of this.stream.shards.values()) {
+        for (const r of shard.records) if (!this.acked.has(`${shard.shardId}:${r.sequenceNumber}`) && missing.length < 3) missing.push(`${shard.shardId}:${r.sequenceNumber}${this.emitted.has(`${shard.shardId}:${r.sequenceNumber}`) ? ' (emitted)' : ' (never emitted)'}`);
+      }
+      return `${total - this.acked.size} of ${total} record(s) never acked, e.g. ${missing.join(', ')}`;
+    }
+    for (const shard of this.stream.shards.values()) {
+      const position = this.checkpointOf(shard.shardId);
+      const lease = this.server.node(this.leasesPrefix + shard.shardId);
+      const holder = lease ? `lease held by session ${lease.ephemeralOwner}` : 'no lease';
+      if (shard.endingSequenceNumber !== undefined) {
+        if (position?.kind !== 'SHARD_END') return `closed ${shard.shardId} is at ${describe(position)}, not SHARD_END (${holder})`;
+      } else if (shard.records.length > 0) {
+        const last = shard.records[shard.records.length - 1].sequenceNumber;
+        if (position?.kind !== 'AFTER' || position.sequenceNumber !== last) return `open ${shard.shardId} is at ${describe(position)}, not after its last record ${last} (${holder})`;
+      }
+    }
+    return undefined;
+  }
+}
