@@ -8,6 +8,8 @@
  *   finished-unread     SHARD_END only on a closed shard whose records were all acked
  *   memory              records a process holds stay under maxRecordsInMemory plus one GetRecords
  *   converged           once faults stop, every record is acked and every shard checkpointed at its end
+ *   duplicate           (planned-only runs: no crash, no ZooKeeper fault) no record emitted again once acked
+ *   watch-leak          watch callbacks waiting on one path of one session stay few
  *   crash               no timer callback or Storm command throws
  */
 import type { ZkServer, NodeChange } from './zooKeeper/zkServer';
@@ -18,6 +20,9 @@ export interface Violation {
   detail: string;
   at: number;
 }
+
+/** One per assignment round would be fine for a while; this many means they pile up. */
+const WATCH_LIMIT = 25;
 
 type Rank = bigint;
 const TOP: Rank = 1n << 400n;
@@ -60,6 +65,8 @@ export class InvariantChecker {
   readonly acked = new Set<string>();
   readonly emitted = new Map<string, number>();
   violation: Violation | undefined;
+  /** Set in runs where every hand-over is planned: then a record acked once is never emitted again. */
+  forbidDuplicates = false;
   private readonly checkpointsPrefix: string;
   private readonly leasesPrefix: string;
 
@@ -75,7 +82,16 @@ export class InvariantChecker {
     server.observers.push((change) => this.onNodeChange(change));
   }
 
+  /** Invariants only traced, not failed on (to look past a known defect at the next one). */
+  ignored: ReadonlySet<string> = new Set();
+  private readonly seenIgnored = new Set<string>();
+
   fail(invariant: string, detail: string): void {
+    if (this.ignored.has(invariant)) {
+      if (!this.seenIgnored.has(invariant)) this.trace(`ignored violation ${invariant}: ${detail}`);
+      this.seenIgnored.add(invariant);
+      return;
+    }
     this.trace(`VIOLATION ${invariant}: ${detail}`);
     this.violation ??= { invariant, detail, at: this.clock() };
   }
@@ -92,6 +108,7 @@ export class InvariantChecker {
     }
     const key = `${shardId}:${sequenceNumber}`;
     this.emitted.set(key, (this.emitted.get(key) ?? 0) + 1);
+    if (this.forbidDuplicates && this.acked.has(key)) return this.fail('duplicate', `${who} emitted ${key} again after it was acked, though no process crashed and ZooKeeper never failed`);
     const lease = this.server.node(this.leasesPrefix + shardId);
     if (!lease) return this.fail('one-reader', `${who} emitted ${key} while nobody holds the lease on ${shardId}`);
     if (!sessions.has(lease.ephemeralOwner)) {
@@ -128,6 +145,10 @@ export class InvariantChecker {
       const invariant = after.kind === 'SHARD_END' ? 'finished-unread' : 'checkpoint-unacked';
       this.fail(invariant, `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0].sequenceNumber})`);
     }
+  }
+
+  checkWatchers(who: string, path: string, pending: number): void {
+    if (pending > WATCH_LIMIT) this.fail('watch-leak', `${who} has ${pending} watch callbacks waiting on ${path}`);
   }
 
   checkMemory(who: string, inMemory: number, cap: number): void {

@@ -5,6 +5,8 @@
  *   SIM_FIRST_SEED=<s>     first seed of the range (default 1), to split a long run across processes
  *   SIM_SEED=<s>           replay one seed, printing its whole trace as it runs
  *   SIM_WITHOUT=<a,b>      faults never injected (names of FaultRates: kinesisNotFound, zkDropAfter, ...)
+ *   SIM_IGNORE=<a,b>       invariants only traced, not failed on (e.g. watch-leak), to look past a known defect
+ *   SIM_MODE=chaos|planned every seed in one mode (default: one seed in four planned)
  */
 import type { FaultRates } from './faults';
 import { NO_FAULTS } from './faults';
@@ -19,17 +21,25 @@ export interface SeedPlan {
   count: number;
   replay: boolean;
   without: (keyof FaultRates)[];
+  ignore: string[];
+  mode: 'chaos' | 'planned' | undefined;
 }
 
-export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
-  const without = (env.SIM_WITHOUT ?? '')
+const list = (text: string | undefined) =>
+  (text ?? '')
     .split(',')
     .map((name) => name.trim())
     .filter((name) => name !== '');
+
+export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
+  const without = list(env.SIM_WITHOUT);
+  const ignore = list(env.SIM_IGNORE);
+  const mode = env.SIM_MODE === 'chaos' || env.SIM_MODE === 'planned' ? env.SIM_MODE : undefined;
+  if (env.SIM_MODE !== undefined && mode === undefined) throw new Error(`SIM_MODE: chaos or planned, not ${env.SIM_MODE}`);
   for (const name of without) if (!(name in NO_FAULTS)) throw new Error(`SIM_WITHOUT: unknown fault ${name}; known: ${Object.keys(NO_FAULTS).join(', ')}`);
   const typed = without as (keyof FaultRates)[];
-  if (env.SIM_SEED !== undefined) return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed };
-  return { first: Number(env.SIM_FIRST_SEED ?? 1), count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS), replay: false, without: typed };
+  if (env.SIM_SEED !== undefined) return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode };
+  return { first: Number(env.SIM_FIRST_SEED ?? 1), count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS), replay: false, without: typed, ignore, mode };
 }
 
 export interface SeedsReport {
@@ -52,6 +62,8 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       keepTrace: plan.replay ? Infinity : TRACE_LINES,
       echo: plan.replay ? (line) => write(`${line}\n`) : undefined,
       without: plan.without,
+      ignore: plan.ignore,
+      mode: plan.mode,
     });
     virtualMs += result.stats.virtualMs;
     if (result.violation) {
@@ -64,8 +76,12 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
   return { seeds: plan.count, elapsedMs: Date.now() - began, failures, firstFailure, virtualMs };
 }
 
-export function replayCommand(seed: number, without: readonly string[]): string {
-  const env = without.length > 0 ? ` SIM_WITHOUT=${without.join(',')}` : '';
+export function replayCommand(seed: number, plan: SeedPlan): string {
+  const env = [
+    plan.without.length > 0 ? ` SIM_WITHOUT=${plan.without.join(',')}` : '',
+    plan.ignore.length > 0 ? ` SIM_IGNORE=${plan.ignore.join(',')}` : '',
+    plan.mode ? ` SIM_MODE=${plan.mode}` : '',
+  ].join('');
   return `SIM_SEED=${seed}${env} npx jest test/sim/simulation.test.ts --maxWorkers=1`;
 }
 
@@ -85,7 +101,7 @@ export function describeReport(report: SeedsReport, plan: SeedPlan): string {
       `last ${first.trace.length} trace lines:`,
       ...first.trace,
       '',
-      `replay: ${replayCommand(first.seed, plan.without)}`,
+      `replay: ${replayCommand(first.seed, plan)}`,
     );
   }
   return lines.join('\n');

@@ -13,6 +13,12 @@ import type { Owner, SimLoop } from '../virtualTime';
 import type { ZkFaults } from '../faults';
 import { ZkCode, type Reply, type Request, type SessionPeer, type ZkServer } from './zkServer';
 
+export interface ClientHooks {
+  trace(what: string): void;
+  /** Watch callbacks now waiting on one path of this session (a number that keeps growing is a leak). */
+  watchers(path: string, pending: number): void;
+}
+
 interface Pending {
   request: Request;
   sentAt: number;
@@ -56,7 +62,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
     private readonly server: ZkServer,
     private readonly faults: ZkFaults,
     private readonly options: ZooKeeperOptions,
-    private readonly trace: (what: string) => void,
+    private readonly hooks: ClientHooks,
   ) {
     this.sessionTimeoutMs = options.sessionTimeoutMs;
     this.sessionId = server.openSession(options.sessionTimeoutMs, this);
@@ -101,7 +107,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
 
   async getData(path: string, watch?: () => void): Promise<NodeData | undefined> {
     // Registered before the reply, as the real client does: the event may overtake a late reply.
-    if (watch) addTo(this.dataWatchers, path, watch);
+    if (watch) this.hooks.watchers(path, addTo(this.dataWatchers, path, watch));
     const reply = await this.send({ op: 'getData', path, watch: watch !== undefined }).catch((err: unknown) => {
       if (watch) removeFrom(this.dataWatchers, path, watch);
       throw err;
@@ -120,7 +126,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
   }
 
   async getChildren(path: string, watch?: () => void): Promise<string[]> {
-    if (watch) addTo(this.childWatchers, path, watch);
+    if (watch) this.hooks.watchers(path, addTo(this.childWatchers, path, watch));
     const reply = await this.send({ op: 'getChildren', path, watch: watch !== undefined }).catch((err: unknown) => {
       if (watch) removeFrom(this.childWatchers, path, watch);
       throw err;
@@ -150,7 +156,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
     const wasConnected = this.state === 'connected' && !this.blackholed;
     this.state = 'closed';
     this.stopPinging();
-    this.trace(`zk ${this.sessionId} closed by the process`);
+    this.hooks.trace(`zk ${this.sessionId} closed by the process`);
     for (const p of this.pending) p.settle('closed');
     this.pending.clear();
     // The close request travels like any other; on a dead link the session simply expires later.
@@ -225,9 +231,9 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
         const readAt = stale ? this.staleZxid() : undefined;
         const reply = this.server.apply(this.sessionId, request, readAt);
         pending.applied = true;
-        if (readAt !== undefined && readAt < this.server.zxid) this.trace(`zk ${this.sessionId} ${what} answered by a follower at zxid ${readAt} (leader at ${this.server.zxid})`);
+        if (readAt !== undefined && readAt < this.server.zxid) this.hooks.trace(`zk ${this.sessionId} ${what} answered by a follower at zxid ${readAt} (leader at ${this.server.zxid})`);
         if (fault === 'drop-after') {
-          this.trace(`zk ${this.sessionId} ${what} applied (${reply.ok ? 'ok' : `code ${reply.code}`}); its reply is lost`);
+          this.hooks.trace(`zk ${this.sessionId} ${what} applied (${reply.ok ? 'ok' : `code ${reply.code}`}); its reply is lost`);
           this.loop.after(this.owner, 0, () => this.disconnect(`connection dropped after the server applied ${what}`, this.faults.disconnectMs()));
           return;
         }
@@ -266,7 +272,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
     this.blackholed = true;
     const lasts = this.faults.blackholeMs(this.sessionTimeoutMs);
     const noticed = Math.floor((this.sessionTimeoutMs * 2) / 3);
-    this.trace(`zk ${this.sessionId} link blackholed for ${lasts} ms`);
+    this.hooks.trace(`zk ${this.sessionId} link blackholed for ${lasts} ms`);
     this.loop.after(this.owner, noticed, () => {
       if (this.state === 'connected') this.disconnect('no reply within the read timeout', Math.max(1, lasts - noticed));
     });
@@ -276,13 +282,13 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
   private disconnect(reason: string, downMs: number): void {
     if (this.state !== 'connected') return;
     this.state = 'disconnected';
-    this.trace(`zk ${this.sessionId} disconnected (${reason}); reconnecting in ${downMs} ms`);
+    this.hooks.trace(`zk ${this.sessionId} disconnected (${reason}); reconnecting in ${downMs} ms`);
     this.options.onState?.('disconnected');
     const lost = [...this.pending];
     this.pending.clear();
     for (const p of lost) {
       p.lost = true;
-      if (!p.applied) this.trace(`zk ${this.sessionId} ${describe(p.request)} lost before the server applied it`);
+      if (!p.applied) this.hooks.trace(`zk ${this.sessionId} ${describe(p.request)} lost before the server applied it`);
     }
     this.loop.after(this.owner, 0, () => {
       for (const p of lost) p.settle('lost');
@@ -298,7 +304,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
     if (this.server.touch(this.sessionId)) {
       this.state = 'connected';
       this.lastConfirmedSentAt = this.loop.now;
-      this.trace(`zk ${this.sessionId} reconnected`);
+      this.hooks.trace(`zk ${this.sessionId} reconnected`);
       this.options.onState?.('connected');
       const held = this.heldWatchEvents;
       this.heldWatchEvents = [];
@@ -309,16 +315,20 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
       this.heldWatchEvents = [];
       this.dataWatchers.clear();
       this.childWatchers.clear();
-      this.trace(`zk ${this.sessionId} reconnected to learn the session expired`);
+      this.hooks.trace(`zk ${this.sessionId} reconnected to learn the session expired`);
       this.options.onState?.('expired');
     }
   }
 }
 
-function addTo(map: Map<string, (() => void)[]>, path: string, callback: () => void): void {
+function addTo(map: Map<string, (() => void)[]>, path: string, callback: () => void): number {
   const list = map.get(path);
-  if (list) list.push(callback);
-  else map.set(path, [callback]);
+  if (!list) {
+    map.set(path, [callback]);
+    return 1;
+  }
+  list.push(callback);
+  return list.length;
 }
 
 function removeFrom(map: Map<string, (() => void)[]>, path: string, callback: () => void): void {
