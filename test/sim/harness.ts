@@ -13,6 +13,7 @@ import { describeError, ErrorCode, SpoutError } from '../../src/errors';
 import { Coordinator } from '../../src/spout/coordinator';
 import { KinesisSpout } from '../../src/spout/spout';
 import { drawRates, FaultPlan, type FaultRates } from './faults';
+import { HeldRecords } from './heldRecords';
 import { InvariantChecker, type Violation } from './invariants';
 import { SimKinesis } from './kinesis/simKinesis';
 import { SimStream } from './kinesis/simStream';
@@ -70,6 +71,8 @@ interface Instance {
   stopping: boolean;
   /** When the last activate/deactivate reaches it: Storm's pipe keeps them in order. */
   lastToggleAt: number;
+  /** What it must be holding, from what it emitted and Storm acked. */
+  held: HeldRecords;
 }
 
 export class Simulation {
@@ -107,6 +110,11 @@ export class Simulation {
     this.kinesis = new SimKinesis(this.loop, this.stream, this.plan, new Random(seed, 'kinesis-shape'), (who, what) => this.trace.add(who, what));
     this.config = this.drawConfig();
     this.checker = new InvariantChecker(this.server, this.stream, basePath(ROOT, APPLICATION, STREAM), () => this.loop.now, (what) => this.trace.add('check', what));
+    const leases = `${basePath(ROOT, APPLICATION, STREAM)}/leases/`;
+    this.server.observers.push((change) => {
+      if (!change.path.startsWith(leases) || (change.before && change.after)) return;
+      for (const instance of this.slots) instance?.held.forget(change.path.slice(leases.length));
+    });
     this.checker.forbidDuplicates = this.mode === 'planned';
     this.checker.ignored = new Set(options.ignore ?? []);
     this.slots = new Array<Instance | undefined>(this.rng.int(2, 4)).fill(undefined);
@@ -279,7 +287,7 @@ export class Simulation {
       member: { taskIndex: slot, host: 'sim', pid: 1000 + incarnation },
     });
     const spout = new KinesisSpout(this.config, coordinator, logger, scheduler);
-    const instance: Instance = { name, slot, owner, scheduler, coordinator, spout, sessions, stopping: false, lastToggleAt: 0 };
+    const instance: Instance = { name, slot, owner, scheduler, coordinator, spout, sessions, stopping: false, lastToggleAt: 0, held: new HeldRecords() };
     this.slots[slot] = instance;
     this.log(name, 'started');
     this.command(instance, 'start', () => {
@@ -325,10 +333,22 @@ export class Simulation {
     const [shardId, sequenceNumber] = id.split(':');
     this.log(instance.name, `emit ${id}`, true);
     this.checker.onEmit(instance.name, instance.sessions, shardId, sequenceNumber);
+    instance.held.emitted(shardId, sequenceNumber);
+    const leases = `${basePath(ROOT, APPLICATION, STREAM)}/leases/`;
+    const holds = (shard: string) => {
+      const owner = this.server.node(leases + shard)?.ephemeralOwner;
+      return owner !== undefined && instance.sessions.has(owner) && this.server.isAlive(owner);
+    };
+    const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest;
+    const held = instance.held.count(holds);
+    if (held > cap) this.checker.fail('memory', `${instance.name} holds at least ${held} records (emitted, from its oldest unacked one on), over the cap of ${cap}`);
     // Some tuples fail, a few several times (the same record keeps its planned failures across processes).
     if (!this.planned.has(id)) {
+      // A poison record fails until the faults stop: everything read behind it waits in memory.
+      const poison = this.mode === 'chaos' && this.rng.chance(0.002);
       const many = this.mode === 'chaos' && this.rng.chance(0.005);
-      this.planned.set(id, many ? this.rng.int(3, 6) : this.rng.chance(0.04) ? this.rng.int(1, 2) : 0);
+      this.planned.set(id, poison ? Infinity : many ? this.rng.int(3, 6) : this.rng.chance(0.04) ? this.rng.int(1, 2) : 0);
+      if (poison) this.log(instance.name, `${id} is a poison record: it fails until the faults stop`);
     }
     const delay = this.rng.chance(0.9) ? this.rng.int(1, 60) : this.rng.int(60, 1_500);
     this.loop.after(instance.owner, delay, () => {
@@ -341,6 +361,7 @@ export class Simulation {
       } else {
         this.log(instance.name, `ack ${id}`, true);
         this.checker.onAck(shardId, sequenceNumber);
+        instance.held.acked(shardId, sequenceNumber);
         this.command(instance, 'ack', () => instance.spout.ack(id));
       }
     });
