@@ -12,8 +12,11 @@ export interface ZkFaults {
   zkRequest(op: string): ZkRequestFault;
   requestDelay(): number;
   replyDelay(): number;
-  /** Extra delay for a reply overtaken by later ones (0: in order). */
-  reorderReply(): number;
+  /**
+   * Extra delay for a reply, and so for every reply after it: ZooKeeper answers a session in order
+   * (FIFO), so a slow server or network holds back the whole connection, never one reply alone.
+   */
+  stallReply(): number;
   staleRead(): boolean;
   disconnectMs(): number;
   blackholeMs(sessionTimeoutMs: number): number;
@@ -31,7 +34,7 @@ export interface FaultRates {
   zkDropAfter: number;
   zkBlackhole: number;
   zkStaleRead: number;
-  zkReorder: number;
+  zkStall: number;
   zkConnectFails: number;
   kinesisThrottled: number;
   kinesisExpiredIterator: number;
@@ -44,7 +47,7 @@ export const NO_FAULTS: FaultRates = {
   zkDropAfter: 0,
   zkBlackhole: 0,
   zkStaleRead: 0,
-  zkReorder: 0,
+  zkStall: 0,
   zkConnectFails: 0,
   kinesisThrottled: 0,
   kinesisExpiredIterator: 0,
@@ -60,7 +63,7 @@ export function drawRates(rng: Random): FaultRates {
     zkDropAfter: rate(0.03),
     zkBlackhole: rate(0.002),
     zkStaleRead: rate(0.2),
-    zkReorder: rate(0.02),
+    zkStall: rate(0.02),
     zkConnectFails: rate(0.2),
     kinesisThrottled: rate(0.05),
     kinesisExpiredIterator: rate(0.02),
@@ -101,8 +104,8 @@ export class FaultPlan implements ZkFaults, KinesisFaults {
     return this.rng.int(1, 5);
   }
 
-  reorderReply(): number {
-    return this.rng.chance(this.rates.zkReorder) ? this.rng.int(10, 300) : 0;
+  stallReply(): number {
+    return this.rng.chance(this.rates.zkStall) ? this.rng.int(10, 1_000) : 0;
   }
 
   staleRead(): boolean {

@@ -102,7 +102,7 @@ export class Simulation {
     this.trace = new Trace(() => this.loop.now, options.keepTrace ?? 200, options.echo);
     this.mode = options.mode ?? (new Random(seed, 'mode').chance(0.25) ? 'planned' : 'chaos');
     const rates = drawRates(new Random(seed, 'rates'));
-    const off: (keyof FaultRates)[] = this.mode === 'planned' ? ['zkDropBefore', 'zkDropAfter', 'zkBlackhole', 'zkStaleRead', 'zkReorder', 'zkConnectFails', 'kinesisNotFound'] : [];
+    const off: (keyof FaultRates)[] = this.mode === 'planned' ? ['zkDropBefore', 'zkDropAfter', 'zkBlackhole', 'zkStaleRead', 'zkStall', 'zkConnectFails', 'kinesisNotFound'] : [];
     for (const fault of [...off, ...(options.without ?? [])]) rates[fault] = 0;
     this.plan = new FaultPlan(new Random(seed, 'faults'), rates);
     this.server = new ZkServer(this.loop, new Owner('zk'), (what) => this.trace.add('zk', what));

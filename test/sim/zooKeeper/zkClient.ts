@@ -4,7 +4,7 @@
  * that order, each after a seeded delay. The fault plan may, at any request, drop the connection before
  * or after the server applies it (CONNECTION_LOSS either way: the outcome is unknown), blackhole the link
  * (the server hears nothing and may expire the session), answer a read from a follower's older state,
- * or hold a reply back past later ones.
+ * or stall the connection (replies stay in order, as ZooKeeper guarantees, but come late).
  */
 import zookeeper from 'node-zookeeper-client';
 import type { ConnectionState, NodeData, TxOp, ZooKeeper, ZooKeeperOptions } from '../../../src/coordination/zooKeeper';
@@ -106,7 +106,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
   }
 
   async getData(path: string, watch?: () => void): Promise<NodeData | undefined> {
-    // Registered before the reply, as the real client does: the event may overtake a late reply.
+    // Registered when the request is sent, as the real client does.
     if (watch) this.hooks.watchers(path, addTo(this.dataWatchers, path, watch));
     const reply = await this.send({ op: 'getData', path, watch: watch !== undefined }).catch((err: unknown) => {
       if (watch) removeFrom(this.dataWatchers, path, watch);
@@ -237,8 +237,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
           this.loop.after(this.owner, 0, () => this.disconnect(`connection dropped after the server applied ${what}`, this.faults.disconnectMs()));
           return;
         }
-        const late = this.faults.reorderReply();
-        const delay = late > 0 ? late : this.nextDelivery(this.faults.replyDelay());
+        const delay = this.nextDelivery(this.faults.replyDelay() + this.faults.stallReply());
         this.loop.after(this.owner, delay, () => {
           if (pending.lost || !this.pending.has(pending)) return;
           this.pending.delete(pending);
