@@ -87,8 +87,9 @@ export class FaultPlan implements ZkFaults, KinesisFaults {
     this.rates = NO_FAULTS;
   }
 
-  zkRequest(): ZkRequestFault {
-    const r = this.rng.next();
+  zkRequest(op: string): ZkRequestFault {
+    // Writes are where an unknown outcome hurts: they are hit more often than reads.
+    const r = this.rng.next() / (op === 'getData' || op === 'getChildren' ? 0.5 : 3);
     const { zkDropBefore, zkDropAfter, zkBlackhole } = this.rates;
     if (r < zkDropBefore) return 'drop-before';
     if (r < zkDropBefore + zkDropAfter) return 'drop-after';
