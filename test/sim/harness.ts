@@ -17,6 +17,7 @@ import { HeldRecords } from './heldRecords';
 import { InvariantChecker, type Violation } from './invariants';
 import { SimKinesis } from './kinesis/simKinesis';
 import { SimStream } from './kinesis/simStream';
+import { Operator } from './operator';
 import { Random } from './random';
 import { Trace } from './trace';
 import { Owner, SimLoop, VirtualScheduler } from './virtualTime';
@@ -56,6 +57,8 @@ const WALL_BASE_MS = Date.UTC(2026, 0, 1);
 const STREAM = 'sim-stream';
 const APPLICATION = 'sim-app';
 const ROOT = '/kinesis-spout';
+/** How soon unexpected data a process read must reach Storm as an `error`. */
+const REPORT_WITHIN_MS = 3_000;
 
 /** One process of the spout: a Coordinator and a KinesisSpout, and what Storm does with it. */
 interface Instance {
@@ -95,6 +98,9 @@ export class Simulation {
   private restarts = 0;
   private emits = 0;
   private convergedAt: number | undefined;
+  private readonly operator: Operator;
+  /** What processes reported to Storm with `error`. */
+  private readonly errors: { at: number; who: string; message: string }[] = [];
 
   constructor(private readonly options: SimOptions) {
     const { seed } = options;
@@ -115,6 +121,8 @@ export class Simulation {
       if (!change.path.startsWith(leases) || (change.before && change.after)) return;
       for (const instance of this.slots) instance?.held.forget(change.path.slice(leases.length));
     });
+    this.operator = new Operator(this.server, basePath(ROOT, APPLICATION, STREAM), (what) => this.log('operator', what), () => this.loop.now);
+    this.checker.outsiders.add(this.operator.sessionId);
     this.checker.forbidDuplicates = this.mode === 'planned';
     this.checker.ignored = new Set(options.ignore ?? []);
     this.slots = new Array<Instance | undefined>(this.rng.int(2, 4)).fill(undefined);
@@ -163,6 +171,8 @@ export class Simulation {
       for (let slot = 0; slot < this.slots.length; slot += 1) this.loop.after(this.world, this.rng.int(0, spread), () => this.startInstance(slot));
       this.produce(chaosMs);
       this.scheduleChaos(chaosMs);
+      // Some runs get unexpected data written into ZooKeeper early on (it is put right when the faults stop).
+      if (this.mode === 'chaos' && this.rng.chance(0.25)) this.loop.after(this.world, this.rng.int(500, chaosMs / 2), () => this.operator.corrupt(this.stream, this.rng, this.loop.now));
       this.loop.after(this.world, chaosMs, () => this.beginQuiet());
       const crashed = (err: unknown, owner: Owner) => this.checker.fail('crash', `a timer of ${owner.name} threw: ${describeError(err)}`);
       let checks = 0;
@@ -276,7 +286,10 @@ export class Simulation {
       });
     const logger = {
       log: (level: number, message: string) => this.log(name, `log${level} ${message}`),
-      error: (message: string) => this.log(name, `ERROR ${message}`),
+      error: (message: string) => {
+        this.errors.push({ at: this.loop.now, who: name, message });
+        this.log(name, `ERROR ${message}`);
+      },
     };
     const coordinator = new Coordinator({
       config: this.config,
@@ -471,6 +484,13 @@ export class Simulation {
     this.quiet = true;
     this.plan.calm();
     this.log('sim', 'QUIET: no more faults, no more records; every process back; everything must converge');
+    for (const damage of this.operator.damage) {
+      // A process that read the damaged node has had a few seconds to say so.
+      if (damage.readAt === undefined || this.loop.now - damage.readAt < REPORT_WITHIN_MS) continue;
+      const reported = this.errors.some((e) => e.at >= damage.at && e.message.includes(damage.shardId));
+      if (!reported) this.checker.fail('silent', `${damage.path} (${damage.kind}) since ${damage.at} ms, read by a process at ${damage.readAt} ms, and no process reported it to Storm with an error naming ${damage.shardId}`);
+    }
+    this.operator.repair();
     if (!this.stormActive) this.setActive(true);
     for (let slot = 0; slot < this.slots.length; slot += 1) {
       const instance = this.slots[slot];

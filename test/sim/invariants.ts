@@ -8,6 +8,8 @@
  *   finished-unread     SHARD_END only on a closed shard whose records were all acked
  *   memory              records a process holds stay under maxRecordsInMemory plus one GetRecords
  *   converged           once faults stop, every record is acked and every shard checkpointed at its end
+ *   churn               a process takes the same lease at most a few times a second (no tight loops)
+ *   silent              unexpected data in ZooKeeper reaches Storm as an `error` naming the shard
  *   duplicate           (planned-only runs: no crash, no ZooKeeper fault) no record emitted again once acked
  *   watch-leak          watch callbacks waiting on one path of one session stay few
  *   crash               no timer callback or Storm command throws
@@ -23,6 +25,9 @@ export interface Violation {
 
 /** One per assignment round would be fine for a while; this many means they pile up. */
 const WATCH_LIMIT = 25;
+
+/** Leases one session may take on one shard within a second. */
+const CHURN_LIMIT = 10;
 
 type Rank = bigint;
 const TOP: Rank = 1n << 400n;
@@ -116,8 +121,7 @@ export class InvariantChecker {
     }
     if (!this.server.isAlive(lease.ephemeralOwner)) return this.fail('one-reader', `${who} emitted ${key} on the lease of its expired session ${lease.ephemeralOwner}`);
     for (const parent of shard.parents) {
-      const position = this.checkpointOf(parent);
-      if (position?.kind !== 'SHARD_END') return this.fail('parents-first', `${who} emitted ${key} while parent ${parent} is at ${describe(position)}`);
+      if (!this.finished.has(parent)) return this.fail('parents-first', `${who} emitted ${key} while parent ${parent} is at ${describe(this.checkpointOf(parent))}`);
     }
   }
 
@@ -125,7 +129,15 @@ export class InvariantChecker {
     this.acked.add(`${shardId}:${sequenceNumber}`);
   }
 
+  /** Shards whose checkpoint the spout set to SHARD_END (an operator's damage later does not undo it). */
+  private readonly finished = new Set<string>();
+  /** Sessions whose writes are not the spout's (the operator's). */
+  readonly outsiders = new Set<string>();
+  private readonly takes = new Map<string, { since: number; count: number }>();
+
   private onNodeChange(change: NodeChange): void {
+    if (change.by !== undefined && this.outsiders.has(change.by)) return;
+    if (change.path.startsWith(this.leasesPrefix) && !change.before && change.after) this.countTake(change.by ?? '', change.path);
     if (!change.path.startsWith(this.checkpointsPrefix)) return;
     const shardId = change.path.slice(this.checkpointsPrefix.length);
     const shard = this.stream.shards.get(shardId);
@@ -136,6 +148,7 @@ export class InvariantChecker {
     if (!change.after) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} removed (was ${describe(before)}) by ${by} while the stream still has the shard`);
     if (!after) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} written by ${by} holds no position: ${change.after.data.toString('utf8')}`);
     this.trace(`checkpoint ${shardId}: ${describe(before)} -> ${describe(after)} (session ${by})`);
+    if (after.kind === 'SHARD_END') this.finished.add(shardId);
     if (before && rankOf(after) < rankOf(before)) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} moved back from ${describe(before)} to ${describe(after)} (session ${by})`);
     const limit = rankOf(after);
     if (limit < 0n) return;
@@ -145,6 +158,18 @@ export class InvariantChecker {
       const invariant = after.kind === 'SHARD_END' ? 'finished-unread' : 'checkpoint-unacked';
       this.fail(invariant, `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0].sequenceNumber})`);
     }
+  }
+
+  private countTake(session: string, path: string): void {
+    const key = `${session} ${path}`;
+    const now = this.clock();
+    const window = this.takes.get(key);
+    if (!window || now - window.since >= 1_000) {
+      this.takes.set(key, { since: now, count: 1 });
+      return;
+    }
+    window.count += 1;
+    if (window.count > CHURN_LIMIT) this.fail('churn', `session ${session} took ${path} ${window.count} times within a second`);
   }
 
   checkWatchers(who: string, path: string, pending: number): void {

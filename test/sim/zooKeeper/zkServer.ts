@@ -93,6 +93,8 @@ export class ZkServer {
   private nextSession = 0x1000;
   zxid = 0;
   readonly observers: ((change: NodeChange) => void)[] = [];
+  /** Called for every node a session reads (getData that found it). */
+  readonly readers: ((path: string, sessionId: string) => void)[] = [];
 
   constructor(
     private readonly loop: SimLoop,
@@ -340,6 +342,7 @@ export class ZkServer {
     const zxid = readAt ?? this.zxid;
     const node = this.nodeAt(path, readAt);
     if (!node) return { ok: false, code: ZkCode.NoNode, zxid };
+    for (const read of this.readers) read(path, session.id);
     if (watch) {
       this.watch(this.dataWatches, path, session.id);
       // A follower behind the leader sees the newer change soon after and fires the watch then.
