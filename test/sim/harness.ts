@@ -6,22 +6,19 @@
  * requests; then a quiet phase without faults in which everything must converge. Invariants are checked
  * after every step; the first violation ends the run.
  */
-import { loadConfig, type SpoutConfig } from '../../src/config/config';
-import { basePath } from '../../src/coordination/store';
-import type { ConnectZooKeeper } from '../../src/coordination/zooKeeper';
-import { describeError, ErrorCode, SpoutError } from '../../src/errors';
-import { Coordinator } from '../../src/spout/coordinator';
-import { KinesisSpout } from '../../src/spout/spout';
+import type { SpoutConfig } from '../../src/config/config';
+import { describeError } from '../../src/errors';
 import { drawRates, FaultPlan, type FaultRates } from './faults';
-import { HeldRecords } from './heldRecords';
 import { InvariantChecker, type Violation } from './invariants';
 import { SimKinesis } from './kinesis/simKinesis';
 import { SimStream } from './kinesis/simStream';
 import { Operator } from './operator';
 import { Random } from './random';
+import { BASE, configSummary, drawConfig, STREAM, WALL_BASE_MS } from './simConfig';
+import { launchProcess, type ProcessWorld, type SpoutProcess } from './spoutProcess';
+import { describeState } from './stateReport';
 import { Trace } from './trace';
-import { Owner, SimLoop, VirtualScheduler } from './virtualTime';
-import { SimZooKeeper } from './zooKeeper/zkClient';
+import { Owner, SimLoop } from './virtualTime';
 import { ZkServer } from './zooKeeper/zkServer';
 
 export interface SimOptions {
@@ -53,43 +50,22 @@ export interface SimResult {
   rates: FaultRates;
 }
 
-const WALL_BASE_MS = Date.UTC(2026, 0, 1);
-const STREAM = 'sim-stream';
-const APPLICATION = 'sim-app';
-const ROOT = '/kinesis-spout';
 /** How soon unexpected data a process read must reach Storm as an `error`. */
 const REPORT_WITHIN_MS = 3_000;
-
-/** One process of the spout: a Coordinator and a KinesisSpout, and what Storm does with it. */
-interface Instance {
-  name: string;
-  slot: number;
-  owner: Owner;
-  scheduler: VirtualScheduler;
-  coordinator: Coordinator;
-  spout: KinesisSpout;
-  /** Every ZooKeeper session this process opened (a lease held by any live one is this process's). */
-  sessions: Set<string>;
-  /** Storm stopped sending commands: a clean shutdown is under way. */
-  stopping: boolean;
-  /** When the last activate/deactivate reaches it: Storm's pipe keeps them in order. */
-  lastToggleAt: number;
-  /** What it must be holding, from what it emitted and Storm acked. */
-  held: HeldRecords;
-}
 
 export class Simulation {
   private readonly loop = new SimLoop();
   private readonly trace: Trace;
   private readonly rng: Random;
   private readonly world = new Owner('world');
+  private readonly processWorld: ProcessWorld;
   private readonly plan: FaultPlan;
   private readonly server: ZkServer;
   private readonly stream: SimStream;
   private readonly kinesis: SimKinesis;
   private readonly checker: InvariantChecker;
   private readonly config: SpoutConfig;
-  private readonly slots: (Instance | undefined)[];
+  private readonly slots: (SpoutProcess | undefined)[];
   private readonly planned = new Map<string, number>();
   private readonly mode: 'chaos' | 'planned';
   private stormActive = true;
@@ -114,44 +90,37 @@ export class Simulation {
     this.server = new ZkServer(this.loop, new Owner('zk'), (what) => this.trace.add('zk', what));
     this.stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, this.rng.int(1, 4), () => WALL_BASE_MS + this.loop.now);
     this.kinesis = new SimKinesis(this.loop, this.stream, this.plan, new Random(seed, 'kinesis-shape'), (who, what) => this.trace.add(who, what));
-    this.config = this.drawConfig();
-    this.checker = new InvariantChecker(this.server, this.stream, basePath(ROOT, APPLICATION, STREAM), () => this.loop.now, (what) => this.trace.add('check', what));
-    const leases = `${basePath(ROOT, APPLICATION, STREAM)}/leases/`;
+    this.config = drawConfig(this.rng, this.mode === 'planned');
+    this.checker = new InvariantChecker(this.server, this.stream, BASE, () => this.loop.now, (what) => this.trace.add('check', what));
+    const leases = `${BASE}/leases/`;
     this.server.observers.push((change) => {
       if (!change.path.startsWith(leases) || (change.before && change.after)) return;
       for (const instance of this.slots) instance?.held.forget(change.path.slice(leases.length));
     });
-    this.operator = new Operator(this.server, basePath(ROOT, APPLICATION, STREAM), (what) => this.log('operator', what), () => this.loop.now);
+    this.operator = new Operator(this.server, BASE, (what) => this.log('operator', what), () => this.loop.now);
     this.checker.outsiders.add(this.operator.sessionId);
     this.checker.forbidDuplicates = this.mode === 'planned';
     this.checker.ignored = new Set(options.ignore ?? []);
-    this.slots = new Array<Instance | undefined>(this.rng.int(2, 4)).fill(undefined);
-  }
-
-  /** Short timings so that a run of a few virtual seconds sees many sessions, hand-overs and retries. */
-  private drawConfig(): SpoutConfig {
-    const r = this.rng;
-    // Planned hand-overs must re-emit nothing: the giver gets time to see every failed record acked.
-    const planned = this.mode === 'planned';
-    return loadConfig({
-      'kinesis.spout': {
-        streamName: STREAM,
-        region: 'us-east-1',
-        applicationName: APPLICATION,
-        initialPosition: 'TRIM_HORIZON',
-        zookeeper: { connect: 'sim:2181', sessionTimeoutMs: r.int(1_000, 4_000), root: ROOT },
-        maxEmitPerNext: r.int(1, 50),
-        maxRecordsPerRequest: r.int(5, 100),
-        idlePollIntervalMs: r.int(200, 600),
-        shardBufferSize: r.int(10, 200),
-        maxRecordsInMemory: r.int(20, 400),
-        checkpointIntervalMs: r.int(50, 600),
-        rebalanceIntervalMs: r.int(200, 1_500),
-        shardSyncIntervalMs: r.int(1_000, 3_000),
-        handoffTimeoutMs: planned ? 20_000 : r.int(100, 2_000),
-        retry: { initialBackoffMs: r.int(5, 100), maxBackoffMs: planned ? r.int(200, 1_000) : r.int(200, 2_000) },
-      },
-    });
+    this.slots = new Array<SpoutProcess | undefined>(this.rng.int(2, 4)).fill(undefined);
+    this.processWorld = {
+      seed,
+      loop: this.loop,
+      config: this.config,
+      server: this.server,
+      kinesis: this.kinesis,
+      plan: this.plan,
+      hooks: (name) => ({
+        trace: (what) => this.log(name, what),
+        watchers: (path, pending) => this.checker.checkWatchers(name, path, pending),
+      }),
+      logger: (name) => ({
+        log: (level, message) => this.log(name, `log${level} ${message}`),
+        error: (message) => {
+          this.errors.push({ at: this.loop.now, who: name, message });
+          this.log(name, `ERROR ${message}`);
+        },
+      }),
+    };
   }
 
   private log(who: string, what: string, traffic = false): void {
@@ -161,7 +130,7 @@ export class Simulation {
   async run(): Promise<SimResult> {
     const chaosMs = this.options.chaosMs ?? 15_000;
     const quietMs = this.options.quietMs ?? 40_000;
-    this.log('sim', `seed ${this.options.seed} (${this.mode}): ${this.slots.length} instances, ${this.stream.shards.size} shard(s), config ${JSON.stringify(this.configSummary())}`);
+    this.log('sim', `seed ${this.options.seed} (${this.mode}): ${this.slots.length} instances, ${this.stream.shards.size} shard(s), config ${JSON.stringify(configSummary(this.config))}`);
     this.log('sim', `fault rates ${JSON.stringify(this.plan.drawn, (_, v: unknown) => (typeof v === 'number' ? Math.round(v * 10_000) / 10_000 : v))}`);
     const unhandled = (reason: unknown) => this.log('node', `unhandled rejection: ${describeError(reason)}`);
     process.on('unhandledRejection', unhandled);
@@ -189,7 +158,7 @@ export class Simulation {
         crashed,
       );
       if (!this.checker.violation && this.convergedAt === undefined) {
-        const state = this.describeState();
+        const state = describeState(this.stream, this.server, this.slots);
         for (const line of state) this.log('state', line);
         const orphaned = state.find((line) => line.includes('does NOT hold it'));
         const hint = orphaned ? `; orphaned lease: ${orphaned}` : '';
@@ -218,43 +187,6 @@ export class Simulation {
     };
   }
 
-  private configSummary(): Record<string, unknown> {
-    const c = this.config;
-    return {
-      sessionTimeoutMs: c.zookeeper.sessionTimeoutMs,
-      maxEmitPerNext: c.maxEmitPerNext,
-      maxRecordsPerRequest: c.maxRecordsPerRequest,
-      shardBufferSize: c.shardBufferSize,
-      maxRecordsInMemory: c.maxRecordsInMemory,
-      checkpointIntervalMs: c.checkpointIntervalMs,
-      rebalanceIntervalMs: c.rebalanceIntervalMs,
-      handoffTimeoutMs: c.handoffTimeoutMs,
-    };
-  }
-
-  /** Who holds what, as the servers and each process see it (for a run that did not converge). */
-  private describeState(): string[] {
-    const base = basePath(ROOT, APPLICATION, STREAM);
-    const lines: string[] = [];
-    const holderOf = (session: string) => this.slots.find((i) => i?.sessions.has(session));
-    for (const shard of this.stream.shards.values()) {
-      const checkpoint = this.server.node(`${base}/checkpoints/${shard.shardId}`)?.data.toString('utf8') ?? '(none)';
-      const lease = this.server.node(`${base}/leases/${shard.shardId}`);
-      const holder = lease && holderOf(lease.ephemeralOwner);
-      const local = holder?.coordinator.shards.get(shard.shardId);
-      const leaseText = lease
-        ? `lease: session ${lease.ephemeralOwner} (${holder ? `${holder.name}, ${holder.owner.state.kind}, ${local ? `holds it: ${local.phase.kind}` : 'does NOT hold it locally'}` : 'no live process'}${this.server.isAlive(lease.ephemeralOwner) ? '' : ', session dead'})`
-        : 'lease: none';
-      const parents = shard.parents.length ? ` parents ${shard.parents.join('+')}` : '';
-      lines.push(`${shard.shardId}${parents} ${shard.endingSequenceNumber ? 'closed' : 'open'} ${shard.records.length} records; ${leaseText}; checkpoint ${checkpoint.replace(/"(owner|updatedAt)":"[^"]*",?/g, '')}`);
-    }
-    for (const instance of this.slots) {
-      if (!instance) continue;
-      lines.push(`${instance.name} ${instance.owner.state.kind}${instance.stopping ? ' stopping' : ''}: sessions ${[...instance.sessions].map((id) => `${id}${this.server.isAlive(id) ? '' : '(dead)'}`).join(', ')}; holds ${[...instance.coordinator.shards.values()].map((s) => `${s.shardId}:${s.phase.kind}`).join(', ') || 'nothing'}`);
-    }
-    return lines;
-  }
-
   private afterStep(): void {
     const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest;
     for (const instance of this.slots) {
@@ -266,52 +198,18 @@ export class Simulation {
 
   private startInstance(slot: number): void {
     if (this.slots[slot]?.owner.alive) return;
-    const incarnation = (this.incarnations += 1);
-    const name = `i${slot}.${incarnation}`;
-    const owner = new Owner(name);
-    const scheduler = new VirtualScheduler(this.loop, owner, new Random(this.options.seed, `jitter-${name}`), WALL_BASE_MS);
-    const sessions = new Set<string>();
-    const connect: ConnectZooKeeper = (options) =>
-      new Promise((resolve, reject) => {
-        const fails = this.plan.connectFails();
-        this.loop.after(owner, fails ? options.sessionTimeoutMs : this.plan.requestDelay() + this.plan.replyDelay(), () => {
-          if (fails) return reject(new SpoutError(ErrorCode.ZooKeeper, `could not connect to ZooKeeper at ${options.connect} within ${options.sessionTimeoutMs} ms`, { retriable: true }));
-          const zk = new SimZooKeeper(this.loop, owner, this.server, this.plan, options, {
-            trace: (what) => this.log(name, what),
-            watchers: (path, pending) => this.checker.checkWatchers(name, path, pending),
-          });
-          sessions.add(zk.sessionId);
-          resolve(zk);
-        });
-      });
-    const logger = {
-      log: (level: number, message: string) => this.log(name, `log${level} ${message}`),
-      error: (message: string) => {
-        this.errors.push({ at: this.loop.now, who: name, message });
-        this.log(name, `ERROR ${message}`);
-      },
-    };
-    const coordinator = new Coordinator({
-      config: this.config,
-      kinesis: this.kinesis.clientFor(owner),
-      zookeeper: connect,
-      logger,
-      scheduler,
-      member: { taskIndex: slot, host: 'sim', pid: 1000 + incarnation },
-    });
-    const spout = new KinesisSpout(this.config, coordinator, logger, scheduler);
-    const instance: Instance = { name, slot, owner, scheduler, coordinator, spout, sessions, stopping: false, lastToggleAt: 0, held: new HeldRecords() };
+    const instance = launchProcess(this.processWorld, slot, (this.incarnations += 1));
     this.slots[slot] = instance;
-    this.log(name, 'started');
+    this.log(instance.name, 'started');
     this.command(instance, 'start', () => {
-      coordinator.start();
-      if (!this.stormActive) coordinator.deactivate();
+      instance.coordinator.start();
+      if (!this.stormActive) instance.coordinator.deactivate();
     });
     this.driveNext(instance);
   }
 
   /** A Storm command: what it throws is a bug (the process reports it and goes on; nothing should throw). */
-  private command(instance: Instance, what: string, run: () => void): void {
+  private command(instance: SpoutProcess, what: string, run: () => void): void {
     try {
       run();
     } catch (err) {
@@ -320,7 +218,7 @@ export class Simulation {
   }
 
   /** ShellSpout calls `next` in a loop, sleeping a little when nothing came out. */
-  private driveNext(instance: Instance): void {
+  private driveNext(instance: SpoutProcess): void {
     let idle = 0;
     const tick = () => {
       if (!instance.owner.alive || instance.stopping) return;
@@ -341,13 +239,13 @@ export class Simulation {
     this.loop.after(instance.owner, 1, tick);
   }
 
-  private onEmit(instance: Instance, id: string): void {
+  private onEmit(instance: SpoutProcess, id: string): void {
     this.emits += 1;
     const [shardId, sequenceNumber] = id.split(':');
     this.log(instance.name, `emit ${id}`, true);
     this.checker.onEmit(instance.name, instance.sessions, shardId, sequenceNumber);
     instance.held.emitted(shardId, sequenceNumber);
-    const leases = `${basePath(ROOT, APPLICATION, STREAM)}/leases/`;
+    const leases = `${BASE}/leases/`;
     const holds = (shard: string) => {
       const owner = this.server.node(leases + shard)?.ephemeralOwner;
       return owner !== undefined && instance.sessions.has(owner) && this.server.isAlive(owner);
@@ -380,13 +278,13 @@ export class Simulation {
     });
   }
 
-  private kill(instance: Instance): void {
+  private kill(instance: SpoutProcess): void {
     this.log(instance.name, 'KILLED (its session is abandoned and expires on the server)');
     instance.owner.state = { kind: 'dead' };
     this.restartLater(instance.slot);
   }
 
-  private shutdown(instance: Instance): void {
+  private shutdown(instance: SpoutProcess): void {
     this.log(instance.name, 'clean shutdown (SIGTERM)');
     instance.stopping = true;
     const finished = instance.coordinator.shutdown(5_000);
@@ -402,7 +300,7 @@ export class Simulation {
     this.loop.after(this.world, this.quiet ? 10 : this.rng.int(200, 5_000), () => this.startInstance(slot));
   }
 
-  private pause(instance: Instance, ms: number): void {
+  private pause(instance: SpoutProcess, ms: number): void {
     this.log(instance.name, `PAUSED for ${ms} ms (SIGSTOP)`);
     instance.owner.state = { kind: 'paused', until: this.loop.now + ms };
     this.loop.after(this.world, ms, () => {
@@ -449,7 +347,7 @@ export class Simulation {
 
   private chaosEvent(): void {
     const r = this.rng.next();
-    const live = this.slots.filter((i): i is Instance => i !== undefined && i.owner.state.kind === 'running' && !i.stopping);
+    const live = this.slots.filter((i): i is SpoutProcess => i !== undefined && i.owner.state.kind === 'running' && !i.stopping);
     const someone = live.length > 0 ? this.rng.pick(live) : undefined;
     const timeout = this.config.zookeeper.sessionTimeoutMs;
     // Planned runs: only reshards (and tasks joining); nobody dies, pauses or stops, the topology stays active.
