@@ -90,7 +90,8 @@ export class Simulation {
     this.server = new ZkServer(this.loop, new Owner('zk'), (what) => this.trace.add('zk', what));
     this.stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, this.rng.int(1, 4), () => WALL_BASE_MS + this.loop.now);
     this.kinesis = new SimKinesis(this.loop, this.stream, this.plan, new Random(seed, 'kinesis-shape'), (who, what) => this.trace.add(who, what));
-    this.config = drawConfig(this.rng, this.mode === 'planned');
+    // Mostly TRIM_HORIZON (every record must be read); some runs LATEST (from the first start on, AT_TIMESTAMP).
+    this.config = drawConfig(this.rng, this.mode === 'planned', new Random(seed, 'initial').chance(0.3) ? 'LATEST' : 'TRIM_HORIZON');
     this.checker = new InvariantChecker(this.server, this.stream, BASE, () => this.loop.now, (what) => this.trace.add('check', what));
     const leases = `${BASE}/leases/`;
     this.server.observers.push((change) => {

@@ -17,6 +17,14 @@
 import type { ZkServer, NodeChange } from './zooKeeper/zkServer';
 import type { SimStream } from './kinesis/simStream';
 
+/** The bootstrap record as stored (DESIGN: the initial position, resolved once, for every later decision). */
+interface StoredBootstrap {
+  firstStartMs: number;
+  initialPosition: unknown;
+  shardsAtStart: string[];
+  openAtStart: string[];
+}
+
 export interface Violation {
   invariant: string;
   detail: string;
@@ -78,7 +86,7 @@ export class InvariantChecker {
   constructor(
     private readonly server: ZkServer,
     private readonly stream: SimStream,
-    base: string,
+    private readonly base: string,
     private readonly clock: () => number,
     private readonly trace: (what: string) => void,
   ) {
@@ -101,6 +109,36 @@ export class InvariantChecker {
     this.violation ??= { invariant, detail, at: this.clock() };
   }
 
+  private bootstrap: StoredBootstrap | undefined;
+
+  /**
+   * Whether a record is at or after the initial position, so that it must be read: with TRIM_HORIZON every
+   * record; with LATEST, records of shards born after the first start, and records that arrived from the
+   * first start on in shards open then (shards already closed then are never read).
+   */
+  private expected(shardId: string, arrivalMs: number): boolean {
+    this.bootstrap ??= this.readBootstrap();
+    const b = this.bootstrap;
+    if (!b || b.initialPosition !== 'LATEST' || !b.shardsAtStart.includes(shardId)) return true;
+    return b.openAtStart.includes(shardId) && arrivalMs >= b.firstStartMs;
+  }
+
+  private closedAtStart(shardId: string): boolean {
+    this.bootstrap ??= this.readBootstrap();
+    const b = this.bootstrap;
+    return b !== undefined && b.initialPosition === 'LATEST' && b.shardsAtStart.includes(shardId) && !b.openAtStart.includes(shardId);
+  }
+
+  private readBootstrap(): StoredBootstrap | undefined {
+    const node = this.server.node(`${this.base}/bootstrap`);
+    if (!node) return undefined;
+    try {
+      return JSON.parse(node.data.toString('utf8')) as StoredBootstrap;
+    } catch {
+      return undefined;
+    }
+  }
+
   private checkpointOf(shardId: string): StoredPosition | undefined {
     return positionIn(this.server.node(this.checkpointsPrefix + shardId)?.data);
   }
@@ -108,9 +146,9 @@ export class InvariantChecker {
   /** An emit of one record by a process whose ZooKeeper sessions (ever opened) are `sessions`. */
   onEmit(who: string, sessions: ReadonlySet<string>, shardId: string, sequenceNumber: string): void {
     const shard = this.stream.shards.get(shardId);
-    if (!shard?.records.some((r) => r.sequenceNumber === sequenceNumber)) {
-      return this.fail('phantom', `${who} emitted ${shardId}:${sequenceNumber}, which is not in the stream`);
-    }
+    const record = shard?.records.find((r) => r.sequenceNumber === sequenceNumber);
+    if (!shard || !record) return this.fail('phantom', `${who} emitted ${shardId}:${sequenceNumber}, which is not in the stream`);
+    if (!this.expected(shardId, record.arrivalMs)) return this.fail('phantom', `${who} emitted ${shardId}:${sequenceNumber}, which is before the initial position`);
     const key = `${shardId}:${sequenceNumber}`;
     this.emitted.set(key, (this.emitted.get(key) ?? 0) + 1);
     if (this.forbidDuplicates && this.acked.has(key)) return this.fail('duplicate', `${who} emitted ${key} again after it was acked, though no process crashed and ZooKeeper never failed`);
@@ -121,7 +159,7 @@ export class InvariantChecker {
     }
     if (!this.server.isAlive(lease.ephemeralOwner)) return this.fail('one-reader', `${who} emitted ${key} on the lease of its expired session ${lease.ephemeralOwner}`);
     for (const parent of shard.parents) {
-      if (!this.finished.has(parent)) return this.fail('parents-first', `${who} emitted ${key} while parent ${parent} is at ${describe(this.checkpointOf(parent))}`);
+      if (!this.finished.has(parent) && !this.closedAtStart(parent)) return this.fail('parents-first', `${who} emitted ${key} while parent ${parent} is at ${describe(this.checkpointOf(parent))}`);
     }
   }
 
@@ -153,7 +191,7 @@ export class InvariantChecker {
     const limit = rankOf(after);
     if (limit < 0n) return;
     if (after.kind === 'SHARD_END' && shard.endingSequenceNumber === undefined) return this.fail('finished-unread', `${shardId} marked SHARD_END by ${by} but it is still open`);
-    const unacked = shard.records.filter((r) => BigInt(r.sequenceNumber) <= limit && !this.acked.has(`${shardId}:${r.sequenceNumber}`));
+    const unacked = shard.records.filter((r) => BigInt(r.sequenceNumber) <= limit && this.expected(shardId, r.arrivalMs) && !this.acked.has(`${shardId}:${r.sequenceNumber}`));
     if (unacked.length > 0) {
       const invariant = after.kind === 'SHARD_END' ? 'finished-unread' : 'checkpoint-unacked';
       this.fail(invariant, `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0].sequenceNumber})`);
@@ -182,22 +220,29 @@ export class InvariantChecker {
 
   /** Why the run has not converged yet; undefined once every record is acked and every shard checkpointed at its end. */
   notConverged(): string | undefined {
-    const total = this.stream.recordCount;
-    if (this.acked.size < total) {
-      const missing: string[] = [];
-      for (const shard of this.stream.shards.values()) {
-        for (const r of shard.records) if (!this.acked.has(`${shard.shardId}:${r.sequenceNumber}`) && missing.length < 3) missing.push(`${shard.shardId}:${r.sequenceNumber}${this.emitted.has(`${shard.shardId}:${r.sequenceNumber}`) ? ' (emitted)' : ' (never emitted)'}`);
+    let total = 0;
+    let unacked = 0;
+    const missing: string[] = [];
+    for (const shard of this.stream.shards.values()) {
+      for (const r of shard.records) {
+        if (!this.expected(shard.shardId, r.arrivalMs)) continue;
+        total += 1;
+        const key = `${shard.shardId}:${r.sequenceNumber}`;
+        if (this.acked.has(key)) continue;
+        unacked += 1;
+        if (missing.length < 3) missing.push(`${key}${this.emitted.has(key) ? ' (emitted)' : ' (never emitted)'}`);
       }
-      return `${total - this.acked.size} of ${total} record(s) never acked, e.g. ${missing.join(', ')}`;
     }
+    if (unacked > 0) return `${unacked} of ${total} record(s) never acked, e.g. ${missing.join(', ')}`;
     for (const shard of this.stream.shards.values()) {
       const position = this.checkpointOf(shard.shardId);
       const lease = this.server.node(this.leasesPrefix + shard.shardId);
       const holder = lease ? `lease held by session ${lease.ephemeralOwner}` : 'no lease';
+      const expected = shard.records.filter((r) => this.expected(shard.shardId, r.arrivalMs));
       if (shard.endingSequenceNumber !== undefined) {
-        if (position?.kind !== 'SHARD_END') return `closed ${shard.shardId} is at ${describe(position)}, not SHARD_END (${holder})`;
-      } else if (shard.records.length > 0) {
-        const last = shard.records[shard.records.length - 1].sequenceNumber;
+        if (position?.kind !== 'SHARD_END' && !this.closedAtStart(shard.shardId)) return `closed ${shard.shardId} is at ${describe(position)}, not SHARD_END (${holder})`;
+      } else if (expected.length > 0) {
+        const last = expected[expected.length - 1].sequenceNumber;
         if (position?.kind !== 'AFTER' || position.sequenceNumber !== last) return `open ${shard.shardId} is at ${describe(position)}, not after its last record ${last} (${holder})`;
       }
     }

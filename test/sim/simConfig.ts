@@ -13,13 +13,13 @@ export const BASE = basePath(ROOT, APPLICATION, STREAM);
  * Short timings, so that a run of a few virtual seconds sees many sessions, hand-overs and retries.
  * `planned` runs must re-emit nothing on a hand-over: the giver gets time to see every failed record acked.
  */
-export function drawConfig(r: Random, planned: boolean): SpoutConfig {
+export function drawConfig(r: Random, planned: boolean, initialPosition: 'LATEST' | 'TRIM_HORIZON'): SpoutConfig {
   return loadConfig({
     'kinesis.spout': {
       streamName: STREAM,
       region: 'us-east-1',
       applicationName: APPLICATION,
-      initialPosition: 'TRIM_HORIZON',
+      initialPosition,
       zookeeper: { connect: 'sim:2181', sessionTimeoutMs: r.int(1_000, 4_000), root: ROOT },
       maxEmitPerNext: r.int(1, 50),
       maxRecordsPerRequest: r.int(5, 100),
@@ -38,6 +38,7 @@ export function drawConfig(r: Random, planned: boolean): SpoutConfig {
 /** The parts of the configuration a trace starts with. */
 export function configSummary(c: SpoutConfig): Record<string, unknown> {
   return {
+    initialPosition: c.initialPosition,
     sessionTimeoutMs: c.zookeeper.sessionTimeoutMs,
     maxEmitPerNext: c.maxEmitPerNext,
     maxRecordsPerRequest: c.maxRecordsPerRequest,
