@@ -31,8 +31,8 @@ export interface SimOptions {
   chaosMs?: number;
   quietMs?: number;
   /**
-   * 'chaos': crashes, pauses and ZooKeeper faults; 'planned': only planned hand-overs (joins, reshards,
-   * deactivation), tuple failures and Kinesis errors, so no record may be emitted twice once acked.
+   * 'chaos': crashes, pauses and ZooKeeper faults; 'planned': only planned hand-overs (joins, reshards),
+   * tuple failures, Kinesis errors and a slow ZooKeeper, so no record may be emitted twice once acked.
    * Default: drawn from the seed (one in four planned).
    */
   mode?: 'chaos' | 'planned';
@@ -84,7 +84,7 @@ export class Simulation {
     this.trace = new Trace(() => this.loop.now, options.keepTrace ?? 200, options.echo);
     this.mode = options.mode ?? (new Random(seed, 'mode').chance(0.25) ? 'planned' : 'chaos');
     const rates = drawRates(new Random(seed, 'rates'));
-    const off: (keyof FaultRates)[] = this.mode === 'planned' ? ['zkDropBefore', 'zkDropAfter', 'zkBlackhole', 'zkStaleRead', 'zkStall', 'zkConnectFails', 'kinesisNotFound'] : [];
+    const off: (keyof FaultRates)[] = this.mode === 'planned' ? ['zkDropBefore', 'zkDropAfter', 'zkBlackhole', 'zkStaleRead', 'zkConnectFails', 'kinesisNotFound'] : [];
     for (const fault of [...off, ...(options.without ?? [])]) rates[fault] = 0;
     this.plan = new FaultPlan(new Random(seed, 'faults'), rates);
     this.server = new ZkServer(this.loop, new Owner('zk'), (what) => this.trace.add('zk', what));
