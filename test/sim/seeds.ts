@@ -12,7 +12,7 @@ import type { FaultRates } from './faults';
 import { NO_FAULTS } from './faults';
 import { simulate, type SimResult } from './harness';
 
-/** About 30 s on a 2-core CI machine shared with other jobs (measured at ~25 ms per seed). */
+/** About 30 s on a 2-core machine shared with other jobs (measured at 20–27 ms per seed). */
 export const DEFAULT_SEEDS = 1_000;
 const TRACE_LINES = 200;
 
