@@ -1,0 +1,403 @@
+/**
+ * One simulated run from one seed: 2–4 spout processes (the real Coordinator and KinesisSpout each) on one
+ * virtual clock, against the in-memory ZooKeeper and Kinesis, driven as Storm's ShellSpout drives them
+ * (`next` every few ms while active; acks and fails after a delay). A chaos phase puts records, reshards,
+ * kills, pauses, stops and restarts processes, deactivates the topology, and lets the fault plan break
+ * requests; then a quiet phase without faults in which everything must converge. Invariants are checked
+ * after every step; the first violation ends the run.
+ */
+import type { SpoutConfig } from '../../src/config/config';
+import { describeError } from '../../src/errors';
+import { drawRates, FaultPlan, type FaultRates } from './faults';
+import { InvariantChecker, type Violation } from './invariants';
+import { SimKinesis } from './kinesis/simKinesis';
+import { SimStream } from './kinesis/simStream';
+import { Operator } from './operator';
+import { Random } from './random';
+import { BASE, configSummary, drawConfig, STREAM, WALL_BASE_MS } from './simConfig';
+import { launchProcess, type ProcessWorld, type SpoutProcess } from './spoutProcess';
+import { describeState } from './stateReport';
+import { Trace } from './trace';
+import { Owner, SimLoop } from './virtualTime';
+import { ZkServer } from './zooKeeper/zkServer';
+
+export interface SimOptions {
+  seed: number;
+  /** Trace lines kept for a failure report (Infinity when replaying). */
+  keepTrace?: number;
+  /** Prints trace lines as they happen (replay). */
+  echo?: (line: string) => void;
+  /** Virtual ms of chaos, then at most this much quiet to converge. */
+  chaosMs?: number;
+  quietMs?: number;
+  /**
+   * 'chaos': crashes, pauses and ZooKeeper faults; 'planned': only planned hand-overs (joins, reshards),
+   * tuple failures, Kinesis errors and a slow ZooKeeper, so no record may be emitted twice once acked.
+   * Default: drawn from the seed (one in four planned).
+   */
+  mode?: 'chaos' | 'planned';
+  /** Faults this run never injects (to tell one defect from another). */
+  without?: readonly (keyof FaultRates)[];
+  /** Invariants traced but not failed on (to look past a known defect). */
+  ignore?: readonly string[];
+}
+
+export interface SimResult {
+  seed: number;
+  violation: Violation | undefined;
+  trace: string[];
+  stats: { virtualMs: number; steps: number; records: number; shards: number; instances: number; emits: number; restarts: number; convergedAt: number | undefined };
+  rates: FaultRates;
+}
+
+/** How soon unexpected data a process read must reach Storm as an `error`. */
+const REPORT_WITHIN_MS = 3_000;
+
+export class Simulation {
+  private readonly loop = new SimLoop();
+  private readonly trace: Trace;
+  private readonly rng: Random;
+  private readonly world = new Owner('world');
+  private readonly processWorld: ProcessWorld;
+  private readonly plan: FaultPlan;
+  private readonly server: ZkServer;
+  private readonly stream: SimStream;
+  private readonly kinesis: SimKinesis;
+  private readonly checker: InvariantChecker;
+  private readonly config: SpoutConfig;
+  private readonly slots: (SpoutProcess | undefined)[];
+  private readonly planned = new Map<string, number>();
+  private readonly mode: 'chaos' | 'planned';
+  private stormActive = true;
+  private quiet = false;
+  private incarnations = 0;
+  private restarts = 0;
+  private emits = 0;
+  private convergedAt: number | undefined;
+  private readonly operator: Operator;
+  /** What processes reported to Storm with `error`. */
+  private readonly errors: { at: number; who: string; message: string }[] = [];
+
+  constructor(private readonly options: SimOptions) {
+    const { seed } = options;
+    this.rng = new Random(seed, 'workload');
+    this.trace = new Trace(() => this.loop.now, options.keepTrace ?? 200, options.echo);
+    this.mode = options.mode ?? (new Random(seed, 'mode').chance(0.25) ? 'planned' : 'chaos');
+    const rates = drawRates(new Random(seed, 'rates'));
+    const off: (keyof FaultRates)[] = this.mode === 'planned' ? ['zkDropBefore', 'zkDropAfter', 'zkBlackhole', 'zkStaleRead', 'zkConnectFails', 'kinesisNotFound'] : [];
+    for (const fault of [...off, ...(options.without ?? [])]) rates[fault] = 0;
+    this.plan = new FaultPlan(new Random(seed, 'faults'), rates);
+    this.server = new ZkServer(this.loop, new Owner('zk'), (what) => this.trace.add('zk', what));
+    this.stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, this.rng.int(1, 4), () => WALL_BASE_MS + this.loop.now);
+    this.kinesis = new SimKinesis(this.loop, this.stream, this.plan, new Random(seed, 'kinesis-shape'), (who, what) => this.trace.add(who, what));
+    // Mostly TRIM_HORIZON (every record must be read); some runs LATEST (from the first start on, AT_TIMESTAMP).
+    this.config = drawConfig(this.rng, this.mode === 'planned', new Random(seed, 'initial').chance(0.3) ? 'LATEST' : 'TRIM_HORIZON');
+    this.checker = new InvariantChecker(this.server, this.stream, BASE, () => this.loop.now, (what) => this.trace.add('check', what));
+    const leases = `${BASE}/leases/`;
+    this.server.observers.push((change) => {
+      if (!change.path.startsWith(leases) || (change.before && change.after)) return;
+      for (const instance of this.slots) instance?.held.forget(change.path.slice(leases.length));
+    });
+    this.operator = new Operator(this.server, BASE, (what) => this.log('operator', what), () => this.loop.now);
+    this.checker.outsiders.add(this.operator.sessionId);
+    this.checker.forbidDuplicates = this.mode === 'planned';
+    this.checker.ignored = new Set(options.ignore ?? []);
+    this.slots = new Array<SpoutProcess | undefined>(this.rng.int(2, 4)).fill(undefined);
+    this.processWorld = {
+      seed,
+      loop: this.loop,
+      config: this.config,
+      server: this.server,
+      kinesis: this.kinesis,
+      plan: this.plan,
+      hooks: (name) => ({
+        trace: (what) => this.log(name, what),
+        watchers: (path, pending) => this.checker.checkWatchers(name, path, pending),
+      }),
+      logger: (name) => ({
+        log: (level, message) => this.log(name, `log${level} ${message}`),
+        error: (message) => {
+          this.errors.push({ at: this.loop.now, who: name, message });
+          this.log(name, `ERROR ${message}`);
+        },
+      }),
+    };
+  }
+
+  private log(who: string, what: string, traffic = false): void {
+    this.trace.add(who, what, traffic);
+  }
+
+  async run(): Promise<SimResult> {
+    const chaosMs = this.options.chaosMs ?? 15_000;
+    const quietMs = this.options.quietMs ?? 40_000;
+    this.log('sim', `seed ${this.options.seed} (${this.mode}): ${this.slots.length} instances, ${this.stream.shards.size} shard(s), config ${JSON.stringify(configSummary(this.config))}`);
+    this.log('sim', `fault rates ${JSON.stringify(this.plan.drawn, (_, v: unknown) => (typeof v === 'number' ? Math.round(v * 10_000) / 10_000 : v))}`);
+    const unhandled = (reason: unknown) => this.log('node', `unhandled rejection: ${describeError(reason)}`);
+    process.on('unhandledRejection', unhandled);
+    try {
+      // Planned runs start tasks far apart: the first takes every shard, then hands them over as others join.
+      const spread = this.mode === 'planned' ? 4_000 : 300;
+      for (let slot = 0; slot < this.slots.length; slot += 1) this.loop.after(this.world, this.rng.int(0, spread), () => this.startInstance(slot));
+      this.produce(chaosMs);
+      this.scheduleChaos(chaosMs);
+      // Some runs get unexpected data written into ZooKeeper early on (it is put right when the faults stop).
+      if (this.mode === 'chaos' && this.rng.chance(0.25)) this.loop.after(this.world, this.rng.int(500, chaosMs / 2), () => this.operator.corrupt(this.stream, this.rng, this.loop.now));
+      this.loop.after(this.world, chaosMs, () => this.beginQuiet());
+      const crashed = (err: unknown, owner: Owner) => this.checker.fail('crash', `a timer of ${owner.name} threw: ${describeError(err)}`);
+      let checks = 0;
+      await this.loop.run(
+        chaosMs + quietMs,
+        () => this.afterStep(),
+        () => {
+          if (this.checker.violation) return true;
+          if (!this.quiet || (checks += 1) % 50 !== 0) return false;
+          if (this.checker.notConverged() !== undefined) return false;
+          this.convergedAt = this.loop.now;
+          return true;
+        },
+        crashed,
+      );
+      if (!this.checker.violation && this.convergedAt === undefined) {
+        const state = describeState(this.stream, this.server, this.slots);
+        for (const line of state) this.log('state', line);
+        const orphaned = state.find((line) => line.includes('does NOT hold it'));
+        const hint = orphaned ? `; orphaned lease: ${orphaned}` : '';
+        this.checker.fail('converged', `not converged ${quietMs} ms after faults stopped: ${this.checker.notConverged()}${hint}`);
+      }
+      if (this.convergedAt !== undefined) this.log('sim', `converged ${this.convergedAt - chaosMs} ms after faults stopped`);
+    } finally {
+      process.off('unhandledRejection', unhandled);
+      for (const instance of this.slots) if (instance) instance.owner.state = { kind: 'dead' };
+    }
+    return {
+      seed: this.options.seed,
+      violation: this.checker.violation,
+      trace: this.trace.tail(this.options.keepTrace ?? 200),
+      stats: {
+        virtualMs: this.loop.now,
+        steps: this.loop.steps,
+        records: this.stream.recordCount,
+        shards: this.stream.shards.size,
+        instances: this.slots.length,
+        emits: this.emits,
+        restarts: this.restarts,
+        convergedAt: this.convergedAt,
+      },
+      rates: this.plan.drawn,
+    };
+  }
+
+  private afterStep(): void {
+    const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest;
+    for (const instance of this.slots) {
+      if (instance && instance.owner.alive) this.checker.checkMemory(instance.name, instance.coordinator.inMemory(), cap);
+    }
+  }
+
+  // ---- processes
+
+  private startInstance(slot: number): void {
+    if (this.slots[slot]?.owner.alive) return;
+    const instance = launchProcess(this.processWorld, slot, (this.incarnations += 1));
+    this.slots[slot] = instance;
+    this.log(instance.name, 'started');
+    this.command(instance, 'start', () => {
+      instance.coordinator.start();
+      if (!this.stormActive) instance.coordinator.deactivate();
+    });
+    this.driveNext(instance);
+  }
+
+  /** A Storm command: what it throws is a bug (the process reports it and goes on; nothing should throw). */
+  private command(instance: SpoutProcess, what: string, run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      this.checker.fail('crash', `${instance.name} ${what} threw: ${describeError(err)}`);
+    }
+  }
+
+  /** ShellSpout calls `next` in a loop, sleeping a little when nothing came out. */
+  private driveNext(instance: SpoutProcess): void {
+    let idle = 0;
+    const tick = () => {
+      if (!instance.owner.alive || instance.stopping) return;
+      let emitted = 0;
+      if (this.stormActive) {
+        this.command(instance, 'next', () =>
+          instance.spout.next({
+            emit: (id) => {
+              emitted += 1;
+              this.onEmit(instance, id);
+            },
+          }),
+        );
+      }
+      idle = emitted > 0 ? 0 : Math.min(idle + 1, 5);
+      this.loop.after(instance.owner, emitted > 0 ? 2 : 5 * idle, tick);
+    };
+    this.loop.after(instance.owner, 1, tick);
+  }
+
+  private onEmit(instance: SpoutProcess, id: string): void {
+    this.emits += 1;
+    const [shardId, sequenceNumber] = id.split(':');
+    this.log(instance.name, `emit ${id}`, true);
+    this.checker.onEmit(instance.name, instance.sessions, shardId, sequenceNumber);
+    instance.held.emitted(shardId, sequenceNumber);
+    const leases = `${BASE}/leases/`;
+    const holds = (shard: string) => {
+      const owner = this.server.node(leases + shard)?.ephemeralOwner;
+      return owner !== undefined && instance.sessions.has(owner) && this.server.isAlive(owner);
+    };
+    const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest;
+    const held = instance.held.count(holds);
+    if (held > cap) this.checker.fail('memory', `${instance.name} holds at least ${held} records (emitted, from its oldest unacked one on), over the cap of ${cap}`);
+    // Some tuples fail, a few several times (the same record keeps its planned failures across processes).
+    if (!this.planned.has(id)) {
+      // A poison record fails until the faults stop: everything read behind it waits in memory.
+      const poison = this.mode === 'chaos' && this.rng.chance(0.002);
+      const many = this.mode === 'chaos' && this.rng.chance(0.005);
+      this.planned.set(id, poison ? Infinity : many ? this.rng.int(3, 6) : this.rng.chance(0.04) ? this.rng.int(1, 2) : 0);
+      if (poison) this.log(instance.name, `${id} is a poison record: it fails until the faults stop`);
+    }
+    const delay = this.rng.chance(0.9) ? this.rng.int(1, 60) : this.rng.int(60, 1_500);
+    this.loop.after(instance.owner, delay, () => {
+      if (instance.stopping) return;
+      const failures = this.planned.get(id) ?? 0;
+      if (failures > 0 && !this.quiet) {
+        this.planned.set(id, failures - 1);
+        this.log(instance.name, `fail ${id}`, true);
+        this.command(instance, 'fail', () => instance.spout.fail(id));
+      } else {
+        this.log(instance.name, `ack ${id}`, true);
+        this.checker.onAck(shardId, sequenceNumber);
+        instance.held.acked(shardId, sequenceNumber);
+        this.command(instance, 'ack', () => instance.spout.ack(id));
+      }
+    });
+  }
+
+  private kill(instance: SpoutProcess): void {
+    this.log(instance.name, 'KILLED (its session is abandoned and expires on the server)');
+    instance.owner.state = { kind: 'dead' };
+    this.restartLater(instance.slot);
+  }
+
+  private shutdown(instance: SpoutProcess): void {
+    this.log(instance.name, 'clean shutdown (SIGTERM)');
+    instance.stopping = true;
+    const finished = instance.coordinator.shutdown(5_000);
+    void finished.then(() => {
+      this.log(instance.name, 'exited');
+      instance.owner.state = { kind: 'dead' };
+      this.restartLater(instance.slot);
+    });
+  }
+
+  private restartLater(slot: number): void {
+    this.restarts += 1;
+    this.loop.after(this.world, this.quiet ? 10 : this.rng.int(200, 5_000), () => this.startInstance(slot));
+  }
+
+  private pause(instance: SpoutProcess, ms: number): void {
+    this.log(instance.name, `PAUSED for ${ms} ms (SIGSTOP)`);
+    instance.owner.state = { kind: 'paused', until: this.loop.now + ms };
+    this.loop.after(this.world, ms, () => {
+      if (instance.owner.state.kind === 'paused') instance.owner.state = { kind: 'running' };
+      this.log(instance.name, 'resumed (SIGCONT)');
+    });
+  }
+
+  private setActive(active: boolean): void {
+    this.stormActive = active;
+    this.log('storm', active ? 'activate (topology-wide)' : 'deactivate (topology-wide)');
+    for (const instance of this.slots) {
+      if (!instance?.owner.alive || instance.stopping) continue;
+      instance.lastToggleAt = Math.max(instance.lastToggleAt, this.loop.now + this.rng.int(0, 20));
+      this.loop.at(instance.owner, instance.lastToggleAt, () => {
+        if (!instance.stopping) this.command(instance, active ? 'activate' : 'deactivate', () => (active ? instance.coordinator.activate() : instance.coordinator.deactivate()));
+      });
+    }
+  }
+
+  // ---- the world
+
+  private produce(untilMs: number): void {
+    const tick = () => {
+      if (this.loop.now >= untilMs) return;
+      for (let n = this.rng.int(0, 3); n > 0; n -= 1) {
+        const key = `key-${this.rng.int(0, 99)}`;
+        const record = this.stream.put(key, this.rng.next(), Buffer.from(`{"n":${this.stream.recordCount}}`));
+        this.log('kinesis', `put ${record.shardId}:${record.sequenceNumber}`, true);
+      }
+      this.loop.after(this.world, this.rng.int(20, 120), tick);
+    };
+    this.loop.after(this.world, 0, tick);
+  }
+
+  private scheduleChaos(untilMs: number): void {
+    const tick = () => {
+      if (this.loop.now >= untilMs) return;
+      this.chaosEvent();
+      this.loop.after(this.world, this.rng.int(200, 1_500), tick);
+    };
+    this.loop.after(this.world, this.rng.int(200, 1_500), tick);
+  }
+
+  private chaosEvent(): void {
+    const r = this.rng.next();
+    const live = this.slots.filter((i): i is SpoutProcess => i !== undefined && i.owner.state.kind === 'running' && !i.stopping);
+    const someone = live.length > 0 ? this.rng.pick(live) : undefined;
+    const timeout = this.config.zookeeper.sessionTimeoutMs;
+    // Planned runs: only reshards (and tasks joining); nobody dies, pauses or stops, the topology stays active.
+    if (this.mode === 'planned' && r >= 0.2) return;
+    if (r < 0.12) {
+      const open = this.stream.open();
+      if (open.length < 6) {
+        const parent = this.rng.pick(open);
+        const children = this.stream.split(parent, this.rng.next() * 0.4 - 0.2);
+        this.log('kinesis', `SPLIT ${parent.shardId} into ${children.map((c) => c.shardId).join(', ')}`);
+      }
+    } else if (r < 0.2) {
+      const pairs = this.stream.adjacentPairs();
+      if (pairs.length > 0) {
+        const [a, b] = this.rng.pick(pairs);
+        const child = this.stream.merge(a, b);
+        this.log('kinesis', `MERGE ${a.shardId} and ${b.shardId} into ${child.shardId}`);
+      }
+    } else if (r < 0.32) {
+      if (someone) this.kill(someone);
+    } else if (r < 0.5) {
+      if (someone) this.pause(someone, this.rng.chance(0.5) ? this.rng.int(50, timeout) : this.rng.int(timeout, timeout * 2.5));
+    } else if (r < 0.6) {
+      this.setActive(!this.stormActive);
+    } else if (r < 0.7) {
+      if (someone) this.shutdown(someone);
+    }
+    // Otherwise nothing: requests keep failing as the fault plan says.
+  }
+
+  private beginQuiet(): void {
+    this.quiet = true;
+    this.plan.calm();
+    this.log('sim', 'QUIET: no more faults, no more records; every process back; everything must converge');
+    for (const damage of this.operator.damage) {
+      // A process that read the damaged node has had a few seconds to say so.
+      if (damage.readAt === undefined || this.loop.now - damage.readAt < REPORT_WITHIN_MS) continue;
+      const reported = this.errors.some((e) => e.at >= damage.at && e.message.includes(damage.shardId));
+      if (!reported) this.checker.fail('silent', `${damage.path} (${damage.kind}) since ${damage.at} ms, read by a process at ${damage.readAt} ms, and no process reported it to Storm with an error naming ${damage.shardId}`);
+    }
+    this.operator.repair();
+    if (!this.stormActive) this.setActive(true);
+    for (let slot = 0; slot < this.slots.length; slot += 1) {
+      const instance = this.slots[slot];
+      if (!instance || !instance.owner.alive) this.loop.after(this.world, 10, () => this.startInstance(slot));
+    }
+  }
+}
+
+export async function simulate(options: SimOptions): Promise<SimResult> {
+  return new Simulation(options).run();
+}

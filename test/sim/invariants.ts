@@ -1,0 +1,251 @@
+/**
+ * The guarantees of DESIGN.md "Invariants", checked against the truth (the fake servers' state and what
+ * Storm saw), never against what the code under test believes:
+ *   one-reader          an emit from shard S only while S's lease node belongs to a live session of the emitter
+ *   parents-first       an emit from a child only once every parent's checkpoint is SHARD_END
+ *   checkpoint-backwards  a checkpoint never moves back (SHARD_END is the top); never removed while the shard exists
+ *   checkpoint-unacked  a checkpoint never covers a record nobody acked (that record would never be re-read)
+ *   finished-unread     SHARD_END only on a closed shard whose records were all acked
+ *   memory              records a process holds stay under maxRecordsInMemory plus one GetRecords
+ *   converged           once faults stop, every record is acked and every shard checkpointed at its end
+ *   churn               a process takes the same lease at most a few times a second (no tight loops)
+ *   silent              unexpected data in ZooKeeper reaches Storm as an `error` naming the shard
+ *   duplicate           (planned-only runs: no crash, no ZooKeeper fault) no record emitted again once acked
+ *   watch-leak          watch callbacks waiting on one path of one session stay few
+ *   crash               no timer callback or Storm command throws
+ */
+import type { ZkServer, NodeChange } from './zooKeeper/zkServer';
+import type { SimStream } from './kinesis/simStream';
+
+/** The bootstrap record as stored (DESIGN: the initial position, resolved once, for every later decision). */
+interface StoredBootstrap {
+  firstStartMs: number;
+  initialPosition: unknown;
+  shardsAtStart: string[];
+  openAtStart: string[];
+}
+
+export interface Violation {
+  invariant: string;
+  detail: string;
+  at: number;
+}
+
+/** One per assignment round would be fine for a while; this many means they pile up. */
+const WATCH_LIMIT = 25;
+
+/** Leases one session may take on one shard within a second. */
+const CHURN_LIMIT = 10;
+
+type Rank = bigint;
+const TOP: Rank = 1n << 400n;
+
+interface StoredPosition {
+  kind: string;
+  sequenceNumber?: string;
+  timestampMs?: number;
+}
+
+function rankOf(position: StoredPosition): Rank {
+  switch (position.kind) {
+    case 'SHARD_END':
+      return TOP;
+    case 'AFTER':
+      return BigInt(position.sequenceNumber ?? '0');
+    case 'AT_TIMESTAMP':
+      return -1n;
+    default:
+      return -2n;
+  }
+}
+
+function describe(position: StoredPosition | undefined): string {
+  if (!position) return '(none)';
+  return position.kind === 'AFTER' ? `AFTER ${position.sequenceNumber}` : position.kind;
+}
+
+function positionIn(data: Buffer | undefined): StoredPosition | undefined {
+  if (!data) return undefined;
+  try {
+    return (JSON.parse(data.toString('utf8')) as { position?: StoredPosition }).position;
+  } catch {
+    return undefined;
+  }
+}
+
+export class InvariantChecker {
+  /** `<shardId>:<sequenceNumber>` of every record Storm acked at least once. */
+  readonly acked = new Set<string>();
+  readonly emitted = new Map<string, number>();
+  violation: Violation | undefined;
+  /** Set in runs where every hand-over is planned: then a record acked once is never emitted again. */
+  forbidDuplicates = false;
+  private readonly checkpointsPrefix: string;
+  private readonly leasesPrefix: string;
+
+  constructor(
+    private readonly server: ZkServer,
+    private readonly stream: SimStream,
+    private readonly base: string,
+    private readonly clock: () => number,
+    private readonly trace: (what: string) => void,
+  ) {
+    this.checkpointsPrefix = `${base}/checkpoints/`;
+    this.leasesPrefix = `${base}/leases/`;
+    server.observers.push((change) => this.onNodeChange(change));
+  }
+
+  /** Invariants only traced, not failed on (to look past a known defect at the next one). */
+  ignored: ReadonlySet<string> = new Set();
+  private readonly seenIgnored = new Set<string>();
+
+  fail(invariant: string, detail: string): void {
+    if (this.ignored.has(invariant)) {
+      if (!this.seenIgnored.has(invariant)) this.trace(`ignored violation ${invariant}: ${detail}`);
+      this.seenIgnored.add(invariant);
+      return;
+    }
+    this.trace(`VIOLATION ${invariant}: ${detail}`);
+    this.violation ??= { invariant, detail, at: this.clock() };
+  }
+
+  private bootstrap: StoredBootstrap | undefined;
+
+  /**
+   * Whether a record is at or after the initial position, so that it must be read: with TRIM_HORIZON every
+   * record; with LATEST, records of shards born after the first start, and records that arrived from the
+   * first start on in shards open then (shards already closed then are never read).
+   */
+  private expected(shardId: string, arrivalMs: number): boolean {
+    this.bootstrap ??= this.readBootstrap();
+    const b = this.bootstrap;
+    if (!b || b.initialPosition !== 'LATEST' || !b.shardsAtStart.includes(shardId)) return true;
+    return b.openAtStart.includes(shardId) && arrivalMs >= b.firstStartMs;
+  }
+
+  private closedAtStart(shardId: string): boolean {
+    this.bootstrap ??= this.readBootstrap();
+    const b = this.bootstrap;
+    return b !== undefined && b.initialPosition === 'LATEST' && b.shardsAtStart.includes(shardId) && !b.openAtStart.includes(shardId);
+  }
+
+  private readBootstrap(): StoredBootstrap | undefined {
+    const node = this.server.node(`${this.base}/bootstrap`);
+    if (!node) return undefined;
+    try {
+      return JSON.parse(node.data.toString('utf8')) as StoredBootstrap;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private checkpointOf(shardId: string): StoredPosition | undefined {
+    return positionIn(this.server.node(this.checkpointsPrefix + shardId)?.data);
+  }
+
+  /** An emit of one record by a process whose ZooKeeper sessions (ever opened) are `sessions`. */
+  onEmit(who: string, sessions: ReadonlySet<string>, shardId: string, sequenceNumber: string): void {
+    const shard = this.stream.shards.get(shardId);
+    const record = shard?.records.find((r) => r.sequenceNumber === sequenceNumber);
+    if (!shard || !record) return this.fail('phantom', `${who} emitted ${shardId}:${sequenceNumber}, which is not in the stream`);
+    if (!this.expected(shardId, record.arrivalMs)) return this.fail('phantom', `${who} emitted ${shardId}:${sequenceNumber}, which is before the initial position`);
+    const key = `${shardId}:${sequenceNumber}`;
+    this.emitted.set(key, (this.emitted.get(key) ?? 0) + 1);
+    if (this.forbidDuplicates && this.acked.has(key)) return this.fail('duplicate', `${who} emitted ${key} again after it was acked, though no process crashed and ZooKeeper never failed`);
+    const lease = this.server.node(this.leasesPrefix + shardId);
+    if (!lease) return this.fail('one-reader', `${who} emitted ${key} while nobody holds the lease on ${shardId}`);
+    if (!sessions.has(lease.ephemeralOwner)) {
+      return this.fail('one-reader', `${who} emitted ${key} while the lease on ${shardId} belongs to session ${lease.ephemeralOwner}, not one of ${who}'s (${[...sessions].join(', ')})`);
+    }
+    if (!this.server.isAlive(lease.ephemeralOwner)) return this.fail('one-reader', `${who} emitted ${key} on the lease of its expired session ${lease.ephemeralOwner}`);
+    for (const parent of shard.parents) {
+      if (!this.finished.has(parent) && !this.closedAtStart(parent)) return this.fail('parents-first', `${who} emitted ${key} while parent ${parent} is at ${describe(this.checkpointOf(parent))}`);
+    }
+  }
+
+  onAck(shardId: string, sequenceNumber: string): void {
+    this.acked.add(`${shardId}:${sequenceNumber}`);
+  }
+
+  /** Shards whose checkpoint the spout set to SHARD_END (an operator's damage later does not undo it). */
+  private readonly finished = new Set<string>();
+  /** Sessions whose writes are not the spout's (the operator's). */
+  readonly outsiders = new Set<string>();
+  private readonly takes = new Map<string, { since: number; count: number }>();
+
+  private onNodeChange(change: NodeChange): void {
+    if (change.by !== undefined && this.outsiders.has(change.by)) return;
+    if (change.path.startsWith(this.leasesPrefix) && !change.before && change.after) this.countTake(change.by ?? '', change.path);
+    if (!change.path.startsWith(this.checkpointsPrefix)) return;
+    const shardId = change.path.slice(this.checkpointsPrefix.length);
+    const shard = this.stream.shards.get(shardId);
+    const before = positionIn(change.before?.data);
+    const after = positionIn(change.after?.data);
+    const by = change.by ?? 'the server';
+    if (!shard) return this.fail('checkpoint-backwards', `checkpoint written for ${shardId}, which the stream never had`);
+    if (!change.after) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} removed (was ${describe(before)}) by ${by} while the stream still has the shard`);
+    if (!after) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} written by ${by} holds no position: ${change.after.data.toString('utf8')}`);
+    this.trace(`checkpoint ${shardId}: ${describe(before)} -> ${describe(after)} (session ${by})`);
+    if (after.kind === 'SHARD_END') this.finished.add(shardId);
+    if (before && rankOf(after) < rankOf(before)) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} moved back from ${describe(before)} to ${describe(after)} (session ${by})`);
+    const limit = rankOf(after);
+    if (limit < 0n) return;
+    if (after.kind === 'SHARD_END' && shard.endingSequenceNumber === undefined) return this.fail('finished-unread', `${shardId} marked SHARD_END by ${by} but it is still open`);
+    const unacked = shard.records.filter((r) => BigInt(r.sequenceNumber) <= limit && this.expected(shardId, r.arrivalMs) && !this.acked.has(`${shardId}:${r.sequenceNumber}`));
+    if (unacked.length > 0) {
+      const invariant = after.kind === 'SHARD_END' ? 'finished-unread' : 'checkpoint-unacked';
+      this.fail(invariant, `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0].sequenceNumber})`);
+    }
+  }
+
+  private countTake(session: string, path: string): void {
+    const key = `${session} ${path}`;
+    const now = this.clock();
+    const window = this.takes.get(key);
+    if (!window || now - window.since >= 1_000) {
+      this.takes.set(key, { since: now, count: 1 });
+      return;
+    }
+    window.count += 1;
+    if (window.count > CHURN_LIMIT) this.fail('churn', `session ${session} took ${path} ${window.count} times within a second`);
+  }
+
+  checkWatchers(who: string, path: string, pending: number): void {
+    if (pending > WATCH_LIMIT) this.fail('watch-leak', `${who} has ${pending} watch callbacks waiting on ${path}`);
+  }
+
+  checkMemory(who: string, inMemory: number, cap: number): void {
+    if (inMemory > cap) this.fail('memory', `${who} holds ${inMemory} records, over the cap of ${cap}`);
+  }
+
+  /** Why the run has not converged yet; undefined once every record is acked and every shard checkpointed at its end. */
+  notConverged(): string | undefined {
+    let total = 0;
+    let unacked = 0;
+    const missing: string[] = [];
+    for (const shard of this.stream.shards.values()) {
+      for (const r of shard.records) {
+        if (!this.expected(shard.shardId, r.arrivalMs)) continue;
+        total += 1;
+        const key = `${shard.shardId}:${r.sequenceNumber}`;
+        if (this.acked.has(key)) continue;
+        unacked += 1;
+        if (missing.length < 3) missing.push(`${key}${this.emitted.has(key) ? ' (emitted)' : ' (never emitted)'}`);
+      }
+    }
+    if (unacked > 0) return `${unacked} of ${total} record(s) never acked, e.g. ${missing.join(', ')}`;
+    for (const shard of this.stream.shards.values()) {
+      const position = this.checkpointOf(shard.shardId);
+      const lease = this.server.node(this.leasesPrefix + shard.shardId);
+      const holder = lease ? `lease held by session ${lease.ephemeralOwner}` : 'no lease';
+      const expected = shard.records.filter((r) => this.expected(shard.shardId, r.arrivalMs));
+      if (shard.endingSequenceNumber !== undefined) {
+        if (position?.kind !== 'SHARD_END' && !this.closedAtStart(shard.shardId)) return `closed ${shard.shardId} is at ${describe(position)}, not SHARD_END (${holder})`;
+      } else if (expected.length > 0) {
+        const last = expected[expected.length - 1].sequenceNumber;
+        if (position?.kind !== 'AFTER' || position.sequenceNumber !== last) return `open ${shard.shardId} is at ${describe(position)}, not after its last record ${last} (${holder})`;
+      }
+    }
+    return undefined;
+  }
+}

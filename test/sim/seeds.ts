@@ -1,0 +1,108 @@
+/**
+ * Runs many seeds and sums them up: which invariants broke, on which seeds, the first failure's trace, and
+ * how to replay it. Configured from the environment:
+ *   SIM_SEEDS=<n>          how many seeds (default DEFAULT_SEEDS)
+ *   SIM_FIRST_SEED=<s>     first seed of the range (default 1), to split a long run across processes
+ *   SIM_SEED=<s>           replay one seed, printing its whole trace as it runs
+ *   SIM_WITHOUT=<a,b>      faults never injected (names of FaultRates: kinesisNotFound, zkDropAfter, ...)
+ *   SIM_IGNORE=<a,b>       invariants only traced, not failed on (e.g. watch-leak), to look past a known defect
+ *   SIM_MODE=chaos|planned every seed in one mode (default: one seed in four planned)
+ */
+import type { FaultRates } from './faults';
+import { NO_FAULTS } from './faults';
+import { simulate, type SimResult } from './harness';
+
+/** About 30 s on a 2-core machine shared with other jobs (measured at 20–27 ms per seed). */
+export const DEFAULT_SEEDS = 1_000;
+const TRACE_LINES = 200;
+
+export interface SeedPlan {
+  first: number;
+  count: number;
+  replay: boolean;
+  without: (keyof FaultRates)[];
+  ignore: string[];
+  mode: 'chaos' | 'planned' | undefined;
+}
+
+const list = (text: string | undefined) =>
+  (text ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+
+export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
+  const without = list(env.SIM_WITHOUT);
+  const ignore = list(env.SIM_IGNORE);
+  const mode = env.SIM_MODE === 'chaos' || env.SIM_MODE === 'planned' ? env.SIM_MODE : undefined;
+  if (env.SIM_MODE !== undefined && mode === undefined) throw new Error(`SIM_MODE: chaos or planned, not ${env.SIM_MODE}`);
+  for (const name of without) if (!(name in NO_FAULTS)) throw new Error(`SIM_WITHOUT: unknown fault ${name}; known: ${Object.keys(NO_FAULTS).join(', ')}`);
+  const typed = without as (keyof FaultRates)[];
+  if (env.SIM_SEED !== undefined) return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode };
+  return { first: Number(env.SIM_FIRST_SEED ?? 1), count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS), replay: false, without: typed, ignore, mode };
+}
+
+export interface SeedsReport {
+  seeds: number;
+  elapsedMs: number;
+  failures: Map<string, number[]>;
+  firstFailure: SimResult | undefined;
+  /** Virtual time simulated, over all seeds. */
+  virtualMs: number;
+}
+
+export async function runSeeds(plan: SeedPlan, write: (text: string) => void): Promise<SeedsReport> {
+  const began = Date.now();
+  const failures = new Map<string, number[]>();
+  let firstFailure: SimResult | undefined;
+  let virtualMs = 0;
+  for (let seed = plan.first; seed < plan.first + plan.count; seed += 1) {
+    const result = await simulate({
+      seed,
+      keepTrace: plan.replay ? Infinity : TRACE_LINES,
+      echo: plan.replay ? (line) => write(`${line}\n`) : undefined,
+      without: plan.without,
+      ignore: plan.ignore,
+      mode: plan.mode,
+    });
+    virtualMs += result.stats.virtualMs;
+    if (result.violation) {
+      const seeds = failures.get(result.violation.invariant) ?? [];
+      seeds.push(seed);
+      failures.set(result.violation.invariant, seeds);
+      firstFailure ??= result;
+    }
+  }
+  return { seeds: plan.count, elapsedMs: Date.now() - began, failures, firstFailure, virtualMs };
+}
+
+export function replayCommand(seed: number, plan: SeedPlan): string {
+  const env = [
+    plan.without.length > 0 ? ` SIM_WITHOUT=${plan.without.join(',')}` : '',
+    plan.ignore.length > 0 ? ` SIM_IGNORE=${plan.ignore.join(',')}` : '',
+    plan.mode ? ` SIM_MODE=${plan.mode}` : '',
+  ].join('');
+  return `SIM_SEED=${seed}${env} npx jest test/sim/simulation.test.ts --maxWorkers=1`;
+}
+
+/** What a failing run prints: the tally, then the first failing seed, its violation, its last trace lines, and how to replay it. */
+export function describeReport(report: SeedsReport, plan: SeedPlan): string {
+  const lines = [`simulation: ${report.seeds} seed(s) from ${plan.first} in ${(report.elapsedMs / 1000).toFixed(1)} s (${(report.elapsedMs / Math.max(1, report.seeds)).toFixed(1)} ms per seed, ${(report.virtualMs / 1000).toFixed(0)} virtual s)`];
+  for (const [invariant, seeds] of report.failures) {
+    lines.push(`  ${invariant}: ${seeds.length} seed(s), e.g. ${seeds.slice(0, 10).join(' ')}`);
+  }
+  const first = report.firstFailure;
+  if (first?.violation) {
+    lines.push(
+      '',
+      `first failing seed ${first.seed}: ${first.violation.invariant} at virtual ${first.violation.at} ms`,
+      `  ${first.violation.detail}`,
+      `  stats ${JSON.stringify(first.stats)}`,
+      `last ${first.trace.length} trace lines:`,
+      ...first.trace,
+      '',
+      `replay: ${replayCommand(first.seed, plan)}`,
+    );
+  }
+  return lines.join('\n');
+}

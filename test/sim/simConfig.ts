@@ -1,0 +1,51 @@
+/** Where the simulated application lives, and the spout configuration one seed draws. */
+import { loadConfig, type SpoutConfig } from '../../src/config/config';
+import { basePath } from '../../src/coordination/store';
+import type { Random } from './random';
+
+export const WALL_BASE_MS = Date.UTC(2026, 0, 1);
+export const STREAM = 'sim-stream';
+export const APPLICATION = 'sim-app';
+export const ROOT = '/kinesis-spout';
+export const BASE = basePath(ROOT, APPLICATION, STREAM);
+
+/**
+ * Short timings, so that a run of a few virtual seconds sees many sessions, hand-overs and retries.
+ * `planned` runs must re-emit nothing on a hand-over: the giver gets time to see every failed record acked.
+ */
+export function drawConfig(r: Random, planned: boolean, initialPosition: 'LATEST' | 'TRIM_HORIZON'): SpoutConfig {
+  return loadConfig({
+    'kinesis.spout': {
+      streamName: STREAM,
+      region: 'us-east-1',
+      applicationName: APPLICATION,
+      initialPosition,
+      zookeeper: { connect: 'sim:2181', sessionTimeoutMs: r.int(1_000, 4_000), root: ROOT },
+      maxEmitPerNext: r.int(1, 50),
+      maxRecordsPerRequest: r.int(5, 100),
+      idlePollIntervalMs: r.int(200, 600),
+      shardBufferSize: r.int(10, 200),
+      maxRecordsInMemory: r.int(20, 400),
+      checkpointIntervalMs: r.int(50, 600),
+      rebalanceIntervalMs: r.int(200, 1_500),
+      shardSyncIntervalMs: r.int(1_000, 3_000),
+      handoffTimeoutMs: planned ? 20_000 : r.int(100, 2_000),
+      retry: { initialBackoffMs: r.int(5, 100), maxBackoffMs: planned ? r.int(200, 1_000) : r.int(200, 2_000) },
+    },
+  });
+}
+
+/** The parts of the configuration a trace starts with. */
+export function configSummary(c: SpoutConfig): Record<string, unknown> {
+  return {
+    initialPosition: c.initialPosition,
+    sessionTimeoutMs: c.zookeeper.sessionTimeoutMs,
+    maxEmitPerNext: c.maxEmitPerNext,
+    maxRecordsPerRequest: c.maxRecordsPerRequest,
+    shardBufferSize: c.shardBufferSize,
+    maxRecordsInMemory: c.maxRecordsInMemory,
+    checkpointIntervalMs: c.checkpointIntervalMs,
+    rebalanceIntervalMs: c.rebalanceIntervalMs,
+    handoffTimeoutMs: c.handoffTimeoutMs,
+  };
+}
