@@ -326,7 +326,8 @@ function addTo(map: Map<string, (() => void)[]>, path: string, callback: () => v
     map.set(path, [callback]);
     return 1;
   }
-  list.push(callback);
+  // As ZkSession does: the same callback armed twice on a path is called once (a new closure each time is the leak).
+  if (!list.includes(callback)) list.push(callback);
   return list.length;
 }
 
