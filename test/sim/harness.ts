@@ -67,6 +67,12 @@ export class Simulation {
   private readonly config: SpoutConfig;
   private readonly slots: (SpoutProcess | undefined)[];
   private readonly planned = new Map<string, number>();
+  /**
+   * Per lease tenure (the lease node as created: a new take is a new node), the emissions still awaiting
+   * Storm's ack or fail. A record emitted again within one tenure while Storm still owes an outcome for it
+   * is an outcome taken for the wrong emission (a late fail of an emission before the shard was let go).
+   */
+  private readonly outstanding = new WeakMap<object, Map<string, number>>();
   private readonly mode: 'chaos' | 'planned';
   private stormActive = true;
   private quiet = false;
@@ -254,6 +260,13 @@ export class Simulation {
     const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest;
     const held = instance.held.count(holds);
     if (held > cap) this.checker.fail('memory', `${instance.name} holds at least ${held} records (emitted, from its oldest unacked one on), over the cap of ${cap}`);
+    const tenure = this.server.node(leases + shardId);
+    const owed = tenure && (this.outstanding.get(tenure) ?? new Map<string, number>());
+    if (tenure && owed) {
+      this.outstanding.set(tenure, owed);
+      if ((owed.get(id) ?? 0) > 0) this.checker.fail('double-emission', `${instance.name} emitted ${id} again while Storm still owes the outcome of its emission under the same lease`);
+      owed.set(id, (owed.get(id) ?? 0) + 1);
+    }
     // Some tuples fail, a few several times (the same record keeps its planned failures across processes).
     if (!this.planned.has(id)) {
       // A poison record fails until the faults stop: everything read behind it waits in memory.
@@ -262,13 +275,16 @@ export class Simulation {
       this.planned.set(id, poison ? Infinity : many ? this.rng.int(3, 6) : this.rng.chance(0.04) ? this.rng.int(1, 2) : 0);
       if (poison) this.log(instance.name, `${id} is a poison record: it fails until the faults stop`);
     }
-    const delay = this.rng.chance(0.9) ? this.rng.int(1, 60) : this.rng.int(60, 1_500);
+    // A tuple lost in the topology is failed by Storm's message timeout, long after (scaled down here).
+    const timesOut = this.mode === 'chaos' && this.rng.chance(0.01);
+    const delay = timesOut ? this.rng.int(2_000, 6_000) : this.rng.chance(0.9) ? this.rng.int(1, 60) : this.rng.int(60, 1_500);
     this.loop.after(instance.owner, delay, () => {
+      owed?.set(id, (owed.get(id) ?? 1) - 1);
       if (instance.stopping) return;
       const failures = this.planned.get(id) ?? 0;
-      if (failures > 0 && !this.quiet) {
-        this.planned.set(id, failures - 1);
-        this.log(instance.name, `fail ${id}`, true);
+      if ((failures > 0 || timesOut) && !this.quiet) {
+        if (!timesOut) this.planned.set(id, failures - 1);
+        this.log(instance.name, timesOut ? `fail ${id} (message timeout)` : `fail ${id}`, true);
         this.command(instance, 'fail', () => instance.spout.fail(id));
       } else {
         this.log(instance.name, `ack ${id}`, true);

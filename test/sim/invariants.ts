@@ -10,6 +10,7 @@
  *   converged           once faults stop, every record is acked and every shard checkpointed at its end
  *   churn               a process takes the same lease at most a few times a second (no tight loops)
  *   silent              unexpected data in ZooKeeper reaches Storm as an `error` naming the shard
+ *   double-emission     a record is not emitted again under one lease while Storm still owes the outcome of its last emission
  *   duplicate           (planned-only runs: no crash, no ZooKeeper fault) no record emitted again once acked
  *   watch-leak          watch callbacks waiting on one path of one session stay few
  *   crash               no timer callback or Storm command throws
