@@ -26,8 +26,11 @@ export interface KinesisRequest {
   shardId: string | undefined;
 }
 
-/** What a rule does to a request it fires on: answer an AWS error instead, or pass it on late. */
-export type FaultAnswer = { status: number; type: string; message?: string } | { delayMs: number };
+/**
+ * What a rule does to a request it fires on: answer an AWS error instead, pass it on late, or pass it on
+ * and change the emulator's successful answer (a listing that no longer shows a shard, as after retention).
+ */
+export type FaultAnswer = { status: number; type: string; message?: string } | { delayMs: number } | { rewrite: (answer: Record<string, unknown>) => Record<string, unknown> };
 
 export type FaultRule = FaultMatch & FaultAnswer;
 
@@ -44,7 +47,7 @@ export interface FaultMatch {
 export interface InjectedFault {
   operation: string;
   shardId: string | undefined;
-  /** The error type answered, or `delayed`. */
+  /** The error type answered, or `delayed` or `rewritten`. */
   type: string;
   /** performance.now() when it was answered. */
   at: number;
@@ -148,7 +151,9 @@ export async function startHttpFaultProxy(upstreamEndpoint: string, options: { s
       const fault = firing(request);
       if (fault) fault.injected += 1;
       const rule = fault?.rule;
-      if (rule && 'delayMs' in rule) {
+      if (rule && 'rewrite' in rule) {
+        injected.push({ operation, shardId: request.shardId, type: 'rewritten', at: performance.now() });
+      } else if (rule && 'delayMs' in rule) {
         injected.push({ operation, shardId: request.shardId, type: 'delayed', at: performance.now() });
         await new Promise((resolve) => setTimeout(resolve, rule.delayMs));
       } else if (rule) {
@@ -161,6 +166,7 @@ export async function startHttpFaultProxy(upstreamEndpoint: string, options: { s
       }
       const answer = await forward(incoming.method ?? 'POST', incoming.url ?? '/', incoming.headers, raw);
       if (answer.status === 200) learn(request, parseJson(answer.body));
+      if (answer.status === 200 && rule && 'rewrite' in rule) answer.body = Buffer.from(JSON.stringify(rule.rewrite(parseJson(answer.body))));
       const headers = { ...answer.headers };
       // The body is passed whole: its length is known, however the emulator framed it.
       delete headers['transfer-encoding'];

@@ -151,3 +151,29 @@ test('access denied and KMS errors reach the Storm UI at once, naming the fix; r
   // Repeated now and then while it lasts, never flooded.
   expect(spout.errors.length).toBeLessThanOrEqual(4);
 });
+
+test('a listing that misses a shard another process reads does not forget its checkpoint; a shard nobody holds and no listing shows is forgotten', async () => {
+  const stream = await newStream(2);
+  const app = uniqueName('app');
+  const base = stateBase(stream, app);
+  const [hidden] = (await shardIds(stream)).open;
+  // What a shard that expired long ago leaves behind: recorded, leased by nobody, listed nowhere.
+  const expired = `${base}/checkpoints/shardId-000000000099`;
+  await services.inspector.mkdirp(`${base}/checkpoints`);
+  await services.inspector.create(expired, Buffer.from(JSON.stringify({ v: 1, position: { kind: 'SHARD_END' }, owner: 'gone', updatedAt: new Date().toISOString() })), 'persistent');
+  proxy = await startHttpFaultProxy(services.kinesis.endpoint, { seed: 7 });
+  proxy.inject({ operations: ['ListShards'], rewrite: (answer) => ({ ...answer, Shards: ((answer.Shards ?? []) as { ShardId?: string }[]).filter((s) => s.ShardId !== hidden) }) });
+  // The first member (it cleans up) lists through the proxy; the second sees the whole stream and reads the hidden shard.
+  flow = new Flow(services, stream, app, { endpoint: proxy.endpoint });
+  const cleaner = await flow.addSpout(1, [1, 2]);
+  flow.overrides.endpoint = services.kinesis.endpoint;
+  await flow.addSpout(2, [1, 2]);
+  flow.startProducer(20, 100);
+  await waitFor('the expired shard forgotten', () => cleaner.logs.some((l) => l.msg.startsWith('forgot') && l.msg.includes('shardId-000000000099')), 15_000);
+  await sleep(1_000);
+  await expectFlowInvariants(flow, { withinMs: 20_000 });
+  expect(flow.readersOf(hidden)).not.toContain(cleaner.pid);
+  expect(await services.inspector.getData(expired)).toBeUndefined();
+  expect(await services.inspector.getData(`${base}/checkpoints/${hidden}`)).toBeDefined();
+  expect(cleaner.logs.filter((l) => l.msg.startsWith('forgot') && l.msg.includes(hidden))).toEqual([]);
+});
