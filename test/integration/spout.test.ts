@@ -308,3 +308,23 @@ test('a stream deleted and re-created under the same name is refused with a clea
   await second.pump(() => false, { timeoutMs: 1_000 });
   expect(second.emits).toEqual([]);
 });
+
+test('a stream deleted and re-created while the process runs is refused, nothing of the new stream emitted', async () => {
+  const stream = await newStream(1);
+  const app = uniqueName('app');
+  const first = await putRecords(suite.services.client, stream, records(20));
+  const driver = await spout(stream, app);
+  await driver.pump(() => driver.emits.length >= first.length);
+  await suite.services.client.send(new DeleteStreamCommand({ StreamName: stream }));
+  await waitFor('the stream gone', async () => (await suite.services.client.send(new ListStreamsCommand({}))).StreamNames?.includes(stream) === false);
+  await new Promise((r) => setTimeout(r, 1_100)); // a creation time that differs at second resolution too
+  await createStream(suite.services.client, stream, 1);
+  await putRecords(suite.services.client, stream, records(5, 'new'));
+  const emitted = driver.emits.length;
+  await driver.pump(() => driver.errors.some((e) => e.startsWith('refusing to read')), { timeoutMs: 20_000 });
+  expect(driver.errors.find((e) => e.startsWith('refusing to read'))).toMatch(/was deleted and re-created/);
+  await driver.pump(() => false, { timeoutMs: 1_000 });
+  expect(driver.emits.length).toBe(emitted);
+  // Its checkpoints stay as they were: nothing is marked finished for the old stream's shards.
+  expect(await suite.services.inspector.getChildren(`${stateBase(stream, app)}/finished`)).toEqual([]);
+});
