@@ -56,26 +56,34 @@ export function spoutConf(services: Services, streamName: string, applicationNam
   };
 }
 
+/** Servers started once for the test file, stopped after its last test; `cleanUp` after each test. */
+export function servicesForFile(cleanUp: () => Promise<void>, startKinesis?: () => Promise<KinesisServer>): () => Services {
+  let services: Services | undefined;
+  beforeAll(async () => {
+    services = await startServices(startKinesis);
+  });
+  afterEach(cleanUp);
+  afterAll(async () => {
+    await services?.stop();
+  });
+  return () => {
+    if (!services) throw new Error('the servers start with the first test');
+    return services;
+  };
+}
+
 /**
  * The hooks a test file of spout processes needs: servers started once for the file (`services`, set
  * once its tests run) and every process `spout` started stopped after each test.
  */
 export function spoutSuite(startKinesis?: () => Promise<KinesisServer>) {
-  let services: Services | undefined;
   const drivers: StormDriver[] = [];
-  beforeAll(async () => {
-    services = await startServices(startKinesis);
-  });
-  afterEach(async () => {
+  const services = servicesForFile(async () => {
     await Promise.all(drivers.splice(0).map((d) => d.stop(2_000)));
-  });
-  afterAll(async () => {
-    await services?.stop();
-  });
+  }, startKinesis);
   const suite = {
     get services(): Services {
-      if (!services) throw new Error('the servers start with the first test');
-      return services;
+      return services();
     },
     async spout(streamName: string, applicationName: string, overrides: Record<string, unknown> = {}, options: Partial<DriverOptions> = {}): Promise<StormDriver> {
       const driver = await startSpout(suite.services, streamName, applicationName, overrides, options);

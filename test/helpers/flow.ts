@@ -4,6 +4,7 @@
  * shard when, duplicates).
  */
 import { putRecords, type PutResult } from './kinesisAdmin';
+import { seededRandom } from './seededRandom';
 import { spoutConf, type Services } from './fixture';
 import { StormDriver, type Emit } from './stormDriver';
 
@@ -51,14 +52,7 @@ export class Flow {
 
   /** From now on, fail this share of emissions (seeded). */
   failTuples(policy: FailurePolicy): void {
-    let state = policy.seed >>> 0 || 1;
-    this.random = () => {
-      // xorshift32: the same failures for the same seed.
-      state ^= state << 13;
-      state ^= state >>> 17;
-      state ^= state << 5;
-      return (state >>> 0) / 2 ** 32;
-    };
+    this.random = seededRandom(policy.seed);
     this.failRate = policy.rate;
   }
 

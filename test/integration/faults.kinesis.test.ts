@@ -4,46 +4,25 @@
  * listing still shows. Nothing may be lost, and an open shard is never marked finished.
  */
 import { GetRecordsCommand, GetShardIteratorCommand, ListShardsCommand } from '@aws-sdk/client-kinesis';
-import { createStream, kinesisClient, listAllShards, openShards, splitShard } from '../helpers/kinesisAdmin';
-import { startServices, stateBase, uniqueName, waitFor, type Services } from '../helpers/fixture';
-import { Flow } from '../helpers/flow';
+import { kinesisClient, listAllShards, openShards, splitShard } from '../helpers/kinesisAdmin';
+import { stateBase, uniqueName, waitFor } from '../helpers/fixture';
+import { flowSuite } from '../helpers/flowSuite';
 import { expectFlowInvariants, sleep } from '../helpers/flowChecks';
-import { KinesisFault, startHttpFaultProxy, type HttpFaultProxy } from '../helpers/httpFaultProxy';
+import { KinesisFault, startHttpFaultProxy } from '../helpers/httpFaultProxy';
 
-let services: Services;
-let proxy: HttpFaultProxy | undefined;
-let flow: Flow | undefined;
+const suite = flowSuite();
 
-beforeAll(async () => {
-  services = await startServices();
-});
-
-afterEach(async () => {
-  await flow?.stop();
-  flow = undefined;
-  await proxy?.close();
-  proxy = undefined;
-});
-
-afterAll(async () => {
-  await services?.stop();
-});
-
-async function newStream(shards: number): Promise<string> {
-  const stream = uniqueName('stream');
-  await createStream(services.client, stream, shards);
-  return stream;
-}
+const newStream = (shards: number) => suite.newStream(shards);
 
 async function shardIds(stream: string): Promise<{ all: string[]; open: string[] }> {
-  const shards = await listAllShards(services.client, stream);
+  const shards = await listAllShards(suite.services.client, stream);
   return { all: shards.map((s) => s.ShardId!), open: openShards(shards).map((s) => s.ShardId!) };
 }
 
 test('the AWS SDK surfaces each injected error by its name and status; GetRecords is told apart by shard', async () => {
   const stream = await newStream(2);
-  proxy = await startHttpFaultProxy(services.kinesis.endpoint, { seed: 7 });
-  const client = kinesisClient({ endpoint: proxy.endpoint, region: services.kinesis.region });
+  const proxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 7 }));
+  const client = kinesisClient({ endpoint: proxy.endpoint, region: suite.services.kinesis.region });
   try {
     const [first, second] = (await shardIds(stream)).all;
     const iterator = async (shardId: string) => (await client.send(new GetShardIteratorCommand({ StreamName: stream, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator!;
@@ -75,9 +54,9 @@ test('the AWS SDK surfaces each injected error by its name and status; GetRecord
 
 test('throttling, expired iterators and 500s while records flow and a shard splits: nothing lost, nothing finished early', async () => {
   const stream = await newStream(3);
-  proxy = await startHttpFaultProxy(services.kinesis.endpoint, { seed: 11 });
+  const proxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 11 }));
   const app = uniqueName('app');
-  flow = new Flow(services, stream, app, { endpoint: proxy.endpoint });
+  const flow = suite.flow(stream, { endpoint: proxy.endpoint }, app);
   await flow.addSpout();
   await flow.addSpout();
   const { open } = await shardIds(stream);
@@ -93,7 +72,7 @@ test('throttling, expired iterators and 500s while records flow and a shard spli
   flow.startProducer(40, 100);
   await sleep(2_000);
   bursts();
-  const children = await splitShard(services.client, stream, open[2]);
+  const children = await splitShard(suite.services.client, stream, open[2]);
   await sleep(2_000);
   bursts();
   await sleep(1_500);
@@ -107,15 +86,15 @@ test('throttling, expired iterators and 500s while records flow and a shard spli
   expect(logs).toMatch(/iterator of \S+ expired/);
   expect(logs).toMatch(/GetRecords on \S+ failed \(.*InternalFailure/);
   // Only the split parent may be finished; every open shard is still being read.
-  const finished = await services.inspector.getChildren(`${stateBase(stream, app)}/finished`);
+  const finished = await suite.services.inspector.getChildren(`${stateBase(stream, app)}/finished`);
   expect(finished).toEqual([open[2]]);
 });
 
 test('a transient ResourceNotFoundException on a listed shard does not finish it: its records are all read', async () => {
   const stream = await newStream(2);
-  proxy = await startHttpFaultProxy(services.kinesis.endpoint, { seed: 5 });
+  const proxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 5 }));
   const app = uniqueName('app');
-  flow = new Flow(services, stream, app, { endpoint: proxy.endpoint });
+  const flow = suite.flow(stream, { endpoint: proxy.endpoint }, app);
   await flow.addSpout();
   const [victim] = (await shardIds(stream)).open;
   flow.startProducer(40, 100);
@@ -128,17 +107,17 @@ test('a transient ResourceNotFoundException on a listed shard does not finish it
   await sleep(2_000);
 
   const base = stateBase(stream, app);
-  expect((await services.inspector.getData(`${base}/finished/${victim}`))?.data.toString('utf8')).toBeUndefined();
+  expect((await suite.services.inspector.getData(`${base}/finished/${victim}`))?.data.toString('utf8')).toBeUndefined();
   await expectFlowInvariants(flow, { withinMs: 15_000 });
-  expect(await services.inspector.getChildren(`${base}/finished`)).toEqual([]);
+  expect(await suite.services.inspector.getChildren(`${base}/finished`)).toEqual([]);
   // The reader kept trying through every not-found answer.
   expect(reads.injected + seeks.injected).toBe(3);
 });
 
 test('access denied and KMS errors reach the Storm UI at once, naming the fix; reading resumes when they stop', async () => {
   const stream = await newStream(1);
-  proxy = await startHttpFaultProxy(services.kinesis.endpoint, { seed: 6 });
-  flow = new Flow(services, stream, uniqueName('app'), { endpoint: proxy.endpoint });
+  const proxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 6 }));
+  const flow = suite.flow(stream, { endpoint: proxy.endpoint });
   const denied = proxy.inject({ operations: ['GetRecords'], status: 400, type: 'AccessDeniedException', message: 'not authorized to perform kinesis:GetRecords' });
   const spout = await flow.addSpout();
   flow.startProducer(20, 100);
@@ -159,21 +138,21 @@ test('a listing that misses a shard another process reads does not forget its ch
   const [hidden] = (await shardIds(stream)).open;
   // What a shard that expired long ago leaves behind: recorded, leased by nobody, listed nowhere.
   const expired = `${base}/checkpoints/shardId-000000000099`;
-  await services.inspector.mkdirp(`${base}/checkpoints`);
-  await services.inspector.create(expired, Buffer.from(JSON.stringify({ v: 1, position: { kind: 'SHARD_END' }, owner: 'gone', updatedAt: new Date().toISOString() })), 'persistent');
-  proxy = await startHttpFaultProxy(services.kinesis.endpoint, { seed: 7 });
+  await suite.services.inspector.mkdirp(`${base}/checkpoints`);
+  await suite.services.inspector.create(expired, Buffer.from(JSON.stringify({ v: 1, position: { kind: 'SHARD_END' }, owner: 'gone', updatedAt: new Date().toISOString() })), 'persistent');
+  const proxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 7 }));
   proxy.inject({ operations: ['ListShards'], rewrite: (answer) => ({ ...answer, Shards: ((answer.Shards ?? []) as { ShardId?: string }[]).filter((s) => s.ShardId !== hidden) }) });
   // The first member (it cleans up) lists through the proxy; the second sees the whole stream and reads the hidden shard.
-  flow = new Flow(services, stream, app, { endpoint: proxy.endpoint });
+  const flow = suite.flow(stream, { endpoint: proxy.endpoint }, app);
   const cleaner = await flow.addSpout(1, [1, 2]);
-  flow.overrides.endpoint = services.kinesis.endpoint;
+  flow.overrides.endpoint = suite.services.kinesis.endpoint;
   await flow.addSpout(2, [1, 2]);
   flow.startProducer(20, 100);
   await waitFor('the expired shard forgotten', () => cleaner.logs.some((l) => l.msg.startsWith('forgot') && l.msg.includes('shardId-000000000099')), 15_000);
   await sleep(1_000);
   await expectFlowInvariants(flow, { withinMs: 20_000 });
   expect(flow.readersOf(hidden)).not.toContain(cleaner.pid);
-  expect(await services.inspector.getData(expired)).toBeUndefined();
-  expect(await services.inspector.getData(`${base}/checkpoints/${hidden}`)).toBeDefined();
+  expect(await suite.services.inspector.getData(expired)).toBeUndefined();
+  expect(await suite.services.inspector.getData(`${base}/checkpoints/${hidden}`)).toBeDefined();
   expect(cleaner.logs.filter((l) => l.msg.startsWith('forgot') && l.msg.includes(hidden))).toEqual([]);
 });

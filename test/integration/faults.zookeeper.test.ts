@@ -4,47 +4,24 @@
  * while running (a TCP proxy in front of the server), and nodes holding data the spout never wrote.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { createStream, listAllShards, openShards, splitShard } from '../helpers/kinesisAdmin';
-import { memberSessions, startServices, stateBase, uniqueName, waitFor, zooKeeperZxid, type Services } from '../helpers/fixture';
-import { Flow } from '../helpers/flow';
+import { listAllShards, openShards, splitShard } from '../helpers/kinesisAdmin';
+import { memberSessions, stateBase, uniqueName, waitFor, zooKeeperZxid } from '../helpers/fixture';
+import type { Flow } from '../helpers/flow';
+import { flowSuite } from '../helpers/flowSuite';
 import { expectFlowInvariants, sleep } from '../helpers/flowChecks';
-import { startHttpFaultProxy, type HttpFaultProxy } from '../helpers/httpFaultProxy';
+import { startHttpFaultProxy } from '../helpers/httpFaultProxy';
 import type { StormDriver } from '../helpers/stormDriver';
 import { ProxyMode, resetGaps, startTcpProxy, type TcpProxy } from '../helpers/tcpProxy';
 
 /** Replay a failing run with FAULT_SEED=<seed>. */
 const SEED = Number(process.env.FAULT_SEED ?? 20_261_201);
 
-let services: Services;
-let proxy: TcpProxy | undefined;
-let kinesisProxy: HttpFaultProxy | undefined;
-let flow: Flow | undefined;
+const suite = flowSuite();
 
-beforeAll(async () => {
-  services = await startServices();
-});
-
-afterEach(async () => {
-  await flow?.stop();
-  flow = undefined;
-  await proxy?.close();
-  proxy = undefined;
-  await kinesisProxy?.close();
-  kinesisProxy = undefined;
-});
-
-afterAll(async () => {
-  await services?.stop();
-});
-
-async function newStream(shards: number): Promise<string> {
-  const stream = uniqueName('stream');
-  await createStream(services.client, stream, shards);
-  return stream;
-}
+const newStream = (shards: number) => suite.newStream(shards);
 
 async function openShardIds(stream: string): Promise<string[]> {
-  return openShards(await listAllShards(services.client, stream)).map((s) => s.ShardId!);
+  return openShards(await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
 }
 
 const zookeeperAt = (connectString: string, sessionTimeoutMs: number) => ({ zookeeper: { connect: connectString, sessionTimeoutMs, root: '/it' } });
@@ -88,7 +65,7 @@ describe('the TCP proxy', () => {
   }
 
   test('resetAll resets every open connection at once; new ones pass', async () => {
-    proxy = await startTcpProxy(echoPort);
+    const proxy = suite.closeAfter(await startTcpProxy(echoPort));
     const [a, b] = [await client(proxy.port), await client(proxy.port)];
     a.socket.write('ping');
     await waitFor('the echo', () => a.received() === 'ping', 2_000);
@@ -102,7 +79,7 @@ describe('the TCP proxy', () => {
   });
 
   test('blackhole drops bytes both ways without closing; restore resets what lost bytes and passes the rest', async () => {
-    proxy = await startTcpProxy(echoPort);
+    const proxy = suite.closeAfter(await startTcpProxy(echoPort));
     const [talker, quiet] = [await client(proxy.port), await client(proxy.port)];
     proxy.blackhole();
     expect(proxy.mode).toBe(ProxyMode.Blackholed);
@@ -121,7 +98,7 @@ describe('the TCP proxy', () => {
   });
 
   test('pause holds bytes and resume delivers them', async () => {
-    proxy = await startTcpProxy(echoPort);
+    const proxy = suite.closeAfter(await startTcpProxy(echoPort));
     const a = await client(proxy.port);
     proxy.pause();
     a.socket.write('later');
@@ -140,7 +117,7 @@ describe('the TCP proxy', () => {
     expect(gaps.every((g) => g >= 50 && g <= 400)).toBe(true);
     expect(new Set(gaps).size).toBeGreaterThan(10);
 
-    proxy = await startTcpProxy(echoPort);
+    const proxy = suite.closeAfter(await startTcpProxy(echoPort));
     const a = await client(proxy.port);
     const counts = await proxy.resetRandomly({ seed: 9, resets: 3, minGapMs: 10, maxGapMs: 30 }).done;
     expect(counts).toEqual([1, 0, 0]);
@@ -152,20 +129,20 @@ describe('the TCP proxy', () => {
 });
 
 test(`ZooKeeper connections reset at random while records flow and a shard splits: sessions survive, nothing lost (seed ${SEED})`, async () => {
-  proxy = await startTcpProxy(services.zk.port);
+  const proxy = suite.closeAfter(await startTcpProxy(suite.services.zk.port));
   const stream = await newStream(3);
   const app = uniqueName('app');
   const base = stateBase(stream, app);
-  flow = new Flow(services, stream, app, zookeeperAt(`127.0.0.1:${proxy.port}`, 4_000));
+  const flow = suite.flow(stream, zookeeperAt(`127.0.0.1:${proxy.port}`, 4_000), app);
   const spouts = [await flow.addSpout(), await flow.addSpout()];
-  await waitFor('both processes to join', async () => (await memberSessions(services.inspector, base)).length === 2, 15_000);
-  const sessions = await memberSessions(services.inspector, base);
+  await waitFor('both processes to join', async () => (await memberSessions(suite.services.inspector, base)).length === 2, 15_000);
+  const sessions = await memberSessions(suite.services.inspector, base);
   flow.startProducer(40, 100);
   // Gaps well under the session timeout: each reset costs a reconnect, never the session.
   const resets = proxy.resetRandomly({ seed: SEED, resets: 14, minGapMs: 300, maxGapMs: 1_200 });
   await sleep(2_500);
   const [parent] = await openShardIds(stream);
-  const children = await splitShard(services.client, stream, parent);
+  const children = await splitShard(suite.services.client, stream, parent);
   const counts = await resets.done;
   expect(counts.filter((n) => n > 0).length).toBeGreaterThanOrEqual(10);
   // Every reset was followed by reconnections through the proxy.
@@ -174,7 +151,7 @@ test(`ZooKeeper connections reset at random while records flow and a shard split
   await expectFlowInvariants(flow, { maxDuplicates: 300, withinMs: 20_000 });
 
   expect(children.every((c) => flow!.emitSpans.has(c))).toBe(true);
-  expect(await memberSessions(services.inspector, base)).toEqual(sessions);
+  expect(await memberSessions(suite.services.inspector, base)).toEqual(sessions);
   for (const spout of spouts) {
     expect(joinedSessions(spout)).toHaveLength(1);
     expect(spout.logText()).not.toMatch(/expired:/);
@@ -185,10 +162,9 @@ test(`ZooKeeper connections reset at random while records flow and a shard split
  * A partition longer than the session timeout (2 s) while a process starts: cut by `partition` once the
  * process is up, then healed. The process must join and read everything put before and after.
  */
-async function joinsAfterPartitionAtStart(partition: (zk: TcpProxy) => Promise<unknown> | void, overrides: Record<string, unknown> = {}): Promise<void> {
-  proxy ??= await startTcpProxy(services.zk.port);
+async function joinsAfterPartitionAtStart(proxy: TcpProxy, partition: (zk: TcpProxy) => Promise<unknown> | void, overrides: Record<string, unknown> = {}): Promise<void> {
   const stream = await newStream(2);
-  flow = new Flow(services, stream, uniqueName('app'), { ...zookeeperAt(`127.0.0.1:${proxy.port}`, 2_000), ...overrides });
+  const flow = suite.flow(stream, { ...zookeeperAt(`127.0.0.1:${proxy.port}`, 2_000), ...overrides });
   await flow.putBatch(200);
   const spout = await flow.addSpout();
   await partition(proxy);
@@ -207,23 +183,23 @@ async function joinsAfterPartitionAtStart(partition: (zk: TcpProxy) => Promise<u
 }
 
 test('ZooKeeper unreachable past the session timeout before the process ever connected: it joins once it can, and reads everything', async () => {
-  proxy = await startTcpProxy(services.zk.port);
+  const proxy = suite.closeAfter(await startTcpProxy(suite.services.zk.port));
   proxy.blackhole();
-  await joinsAfterPartitionAtStart(() => waitFor('a connection to the proxy', () => proxy!.accepted > 0, 5_000));
+  await joinsAfterPartitionAtStart(proxy, () => waitFor('a connection to the proxy', () => proxy!.accepted > 0, 5_000));
 });
 
 test('ZooKeeper cut off past the session timeout right after the session is established, with the join\'s first request in flight: it joins again', async () => {
-  proxy = await startTcpProxy(services.zk.port);
+  const proxy = suite.closeAfter(await startTcpProxy(suite.services.zk.port));
   proxy.blackholeAfterNextReply();
-  await joinsAfterPartitionAtStart(() => waitFor('the session to be established', () => proxy!.mode === ProxyMode.Blackholed, 5_000));
+  await joinsAfterPartitionAtStart(proxy, () => waitFor('the session to be established', () => proxy!.mode === ProxyMode.Blackholed, 5_000));
 });
 
 test('ZooKeeper cut off past the session timeout between the requests of the join: it joins again, and reads everything', async () => {
   // The join asks Kinesis about the stream between two ZooKeeper requests: held there, the connection is
   // reset and blackholed, so the next request waits in the client for a session that has expired (defect 3).
-  kinesisProxy = await startHttpFaultProxy(services.kinesis.endpoint);
+  const kinesisProxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint));
   const describe = kinesisProxy.inject({ operations: ['DescribeStreamSummary'], times: 1, delayMs: 1_000 });
-  await joinsAfterPartitionAtStart(async (zk) => {
+  await joinsAfterPartitionAtStart(suite.closeAfter(await startTcpProxy(suite.services.zk.port)), async (zk) => {
     await waitFor('the join to ask Kinesis', () => describe.injected > 0, 5_000);
     zk.blackhole();
     expect(zk.resetAll()).toBeGreaterThan(0);
@@ -231,13 +207,13 @@ test('ZooKeeper cut off past the session timeout between the requests of the joi
 });
 
 test('a process cut off from ZooKeeper past its session timeout stops emitting, rejoins with a new session, and nothing is lost', async () => {
-  proxy = await startTcpProxy(services.zk.port);
+  const proxy = suite.closeAfter(await startTcpProxy(suite.services.zk.port));
   const stream = await newStream(4);
   const sessionTimeoutMs = 2_000;
-  flow = new Flow(services, stream, uniqueName('app'), zookeeperAt(`127.0.0.1:${proxy.port}`, sessionTimeoutMs));
+  const flow = suite.flow(stream, zookeeperAt(`127.0.0.1:${proxy.port}`, sessionTimeoutMs));
   const cut = await flow.addSpout();
   // The other process reaches ZooKeeper directly and keeps running throughout.
-  flow.overrides.zookeeper = zookeeperAt(services.zk.connectString, sessionTimeoutMs).zookeeper;
+  flow.overrides.zookeeper = zookeeperAt(suite.services.zk.connectString, sessionTimeoutMs).zookeeper;
   const survivor = await flow.addSpout();
   flow.startProducer(40, 100);
   await waitFor('both processes to emit', () => cut.emitCount > 0 && survivor.emitCount > 0, 15_000);
@@ -270,9 +246,9 @@ describe('data in ZooKeeper the spout never wrote', () => {
 
   /** Writes without reading: the counter of applied transactions over a quiet time, once the flow is idle. */
   async function writesWhileIdle(ms: number): Promise<number> {
-    const before = await zooKeeperZxid(services.zk);
+    const before = await zooKeeperZxid(suite.services.zk);
     await sleep(ms);
-    return (await zooKeeperZxid(services.zk)) - before;
+    return (await zooKeeperZxid(suite.services.zk)) - before;
   }
 
   /** Every record put on `shards` was delivered. */
@@ -285,12 +261,12 @@ describe('data in ZooKeeper the spout never wrote', () => {
     const app = uniqueName('app');
     const base = stateBase(stream, app);
     const [badCheckpoint, badLease, ...good] = await openShardIds(stream);
-    for (const kind of ['checkpoints', 'leases']) await services.inspector.mkdirp(`${base}/${kind}`);
-    await services.inspector.create(`${base}/checkpoints/${badCheckpoint}`, NOT_JSON, 'persistent');
-    await services.inspector.create(`${base}/leases/${badLease}`, NO_VERSION, 'persistent');
-    await services.inspector.create(`${base}/leases/${UNLISTED}`, NO_VERSION, 'persistent');
+    for (const kind of ['checkpoints', 'leases']) await suite.services.inspector.mkdirp(`${base}/${kind}`);
+    await suite.services.inspector.create(`${base}/checkpoints/${badCheckpoint}`, NOT_JSON, 'persistent');
+    await suite.services.inspector.create(`${base}/leases/${badLease}`, NO_VERSION, 'persistent');
+    await suite.services.inspector.create(`${base}/leases/${UNLISTED}`, NO_VERSION, 'persistent');
 
-    flow = new Flow(services, stream, app);
+    const flow = suite.flow(stream, {}, app);
     const spout = await flow.addSpout();
     flow.startProducer(40, 100);
     await sleep(3_000);
@@ -304,7 +280,7 @@ describe('data in ZooKeeper the spout never wrote', () => {
     expect(await writesWhileIdle(3_000)).toBeLessThan(20);
     // Rate-limited, and the operator's nodes are left as they are.
     expect(spout.errors.length).toBeLessThan(30);
-    const checkpoint = await services.inspector.getData(`${base}/checkpoints/${badCheckpoint}`);
+    const checkpoint = await suite.services.inspector.getData(`${base}/checkpoints/${badCheckpoint}`);
     expect(checkpoint?.data.toString('utf8')).toBe(NOT_JSON.toString('utf8'));
     expect(checkpoint?.version).toBe(0);
     expect(flow.orderViolations()).toEqual([]);
@@ -314,19 +290,19 @@ describe('data in ZooKeeper the spout never wrote', () => {
     const stream = await newStream(2);
     const app = uniqueName('app');
     const base = stateBase(stream, app);
-    flow = new Flow(services, stream, app, { statsIntervalMs: 1_000 });
+    const flow = suite.flow(stream, { statsIntervalMs: 1_000 }, app);
     const spout = await flow.addSpout();
     flow.startProducer(40, 100);
     await waitFor('records flowing', () => flow!.emitted > 50, 15_000);
     // kinesis-local numbers shards in order: splitting one of two makes shardId-…02 and …03.
     const [, parent] = await openShardIds(stream);
     const doomed = 'shardId-000000000002';
-    await services.inspector.create(`${base}/checkpoints/${doomed}`, NOT_JSON, 'persistent');
-    const children = await splitShard(services.client, stream, parent);
+    await suite.services.inspector.create(`${base}/checkpoints/${doomed}`, NOT_JSON, 'persistent');
+    const children = await splitShard(suite.services.client, stream, parent);
     expect(children).toContain(doomed);
     await sleep(2_500);
     await flow.stopProducer();
-    const readable = (await listAllShards(services.client, stream)).map((s) => s.ShardId!).filter((s) => s !== doomed);
+    const readable = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!).filter((s) => s !== doomed);
     await waitFor('every record outside the bad shard', () => missingOn(flow!, readable).length === 0, 15_000).catch((err: Error) => {
       throw new Error(`${err.message}: ${missingOn(flow!, readable).length} missing\n${flow!.logs()}`);
     });
@@ -334,7 +310,7 @@ describe('data in ZooKeeper the spout never wrote', () => {
     expect(spout.errors.join('\n')).toContain(`${base}/checkpoints/${doomed}`);
     expect(spout.errors.length).toBeLessThan(30);
     expect(spout.lastStats()?.checkpointWrites ?? 0).toBeLessThan(200);
-    expect((await services.inspector.getData(`${base}/checkpoints/${doomed}`))?.version).toBe(0);
+    expect((await suite.services.inspector.getData(`${base}/checkpoints/${doomed}`))?.version).toBe(0);
     expect(flow.orderViolations()).toEqual([]);
   });
 
@@ -342,13 +318,13 @@ describe('data in ZooKeeper the spout never wrote', () => {
     const stream = await newStream(2);
     const app = uniqueName('app');
     const base = stateBase(stream, app);
-    flow = new Flow(services, stream, app);
+    const flow = suite.flow(stream, {}, app);
     const spout = await flow.addSpout();
     flow.startProducer(40, 100);
     await waitFor('records flowing', () => flow!.emitted > 50, 15_000);
-    await services.inspector.create(`${base}/leases/${UNLISTED}`, NO_VERSION, 'persistent');
+    await suite.services.inspector.create(`${base}/leases/${UNLISTED}`, NO_VERSION, 'persistent');
     const [parent] = await openShardIds(stream);
-    const children = await splitShard(services.client, stream, parent);
+    const children = await splitShard(suite.services.client, stream, parent);
     await sleep(2_000);
     await expectFlowInvariants(flow, { withinMs: 15_000 });
     expect(children.every((c) => flow!.emitSpans.has(c))).toBe(true);

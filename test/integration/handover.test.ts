@@ -4,33 +4,19 @@
  * giver re-emits its own failures until acked before it releases, and a starting task takes only its
  * share of the tasks the topology declares.
  */
-import { createStream, updateShardCount } from '../helpers/kinesisAdmin';
-import { startServices, uniqueName, waitFor, type Services } from '../helpers/fixture';
-import { Flow } from '../helpers/flow';
+import { updateShardCount } from '../helpers/kinesisAdmin';
+import { waitFor } from '../helpers/fixture';
+import type { Flow } from '../helpers/flow';
+import { flowSuite } from '../helpers/flowSuite';
 import { sleep } from '../helpers/flowChecks';
 
-let services: Services;
-let flow: Flow | undefined;
-
-beforeAll(async () => {
-  services = await startServices();
-});
-
-afterEach(async () => {
-  await flow?.stop();
-  flow = undefined;
-});
-
-afterAll(async () => {
-  await services?.stop();
-});
+const suite = flowSuite();
 
 async function newFlow(shards: number, seed: number): Promise<Flow> {
-  const stream = uniqueName('stream');
-  await createStream(services.client, stream, shards);
+  const stream = await suite.newStream(shards);
   // A hand-over waits for the giver's failed tuples to be acked: long enough for a few retries, which wait
   // long enough that some failed tuple is usually pending when a shard is handed over.
-  flow = new Flow(services, stream, uniqueName('app'), { handoffTimeoutMs: 4_000, retry: { initialBackoffMs: 300, maxBackoffMs: 600 } });
+  const flow = suite.flow(stream, { handoffTimeoutMs: 4_000, retry: { initialBackoffMs: 300, maxBackoffMs: 600 } });
   flow.failTuples({ rate: 0.05, seed });
   return flow;
 }
@@ -77,7 +63,7 @@ test('a shard count change with two tasks while tuples fail: no duplicates', asy
   await f.addSpout(1, [1, 2]);
   await f.addSpout(2, [1, 2]);
   await sleep(1_500);
-  await updateShardCount(services.client, f.stream, 4);
+  await updateShardCount(suite.services.client, f.stream, 4);
   await sleep(3_000);
   await expectNoNeedlessDuplicates(f);
 });

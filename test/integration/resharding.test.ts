@@ -2,37 +2,21 @@
  * Resharding and faults while records flow, with no manual step: every record delivered, per-key order of
  * first deliveries, never two processes emitting one shard at once, duplicates bounded by what was in flight.
  */
-import { createStream, listAllShards, mergeShards, openShards, splitShard, updateShardCount } from '../helpers/kinesisAdmin';
-import { startServices, uniqueName, waitFor, type Services } from '../helpers/fixture';
-import { Flow } from '../helpers/flow';
+import { listAllShards, mergeShards, openShards, splitShard, updateShardCount } from '../helpers/kinesisAdmin';
+import { waitFor } from '../helpers/fixture';
+import type { Flow } from '../helpers/flow';
+import { flowSuite } from '../helpers/flowSuite';
 import { expectFlowInvariants, sleep } from '../helpers/flowChecks';
 import { startTcpProxy } from '../helpers/tcpProxy';
 
-let services: Services;
-let flow: Flow | undefined;
-
-beforeAll(async () => {
-  services = await startServices();
-});
-
-afterEach(async () => {
-  await flow?.stop();
-  flow = undefined;
-});
-
-afterAll(async () => {
-  await services?.stop();
-});
+const suite = flowSuite();
 
 async function newFlow(shards: number, overrides: Record<string, unknown> = {}): Promise<Flow> {
-  const stream = uniqueName('stream');
-  await createStream(services.client, stream, shards);
-  flow = new Flow(services, stream, uniqueName('app'), overrides);
-  return flow;
+  return suite.flow(await suite.newStream(shards), overrides);
 }
 
 async function openShardIds(stream: string): Promise<string[]> {
-  return openShards(await listAllShards(services.client, stream)).map((s) => s.ShardId!);
+  return openShards(await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
 }
 
 test('split while records flow: children read after the parent, nothing lost, no rebalance', async () => {
@@ -41,7 +25,7 @@ test('split while records flow: children read after the parent, nothing lost, no
   f.startProducer();
   await sleep(1_000);
   const [parent] = await openShardIds(f.stream);
-  const children = await splitShard(services.client, f.stream, parent);
+  const children = await splitShard(suite.services.client, f.stream, parent);
   await sleep(1_500);
   await expectFlowInvariants(f, { withinMs: 60_000 });
   expect([...f.emitSpans.keys()]).toEqual(expect.arrayContaining(children));
@@ -54,7 +38,7 @@ test('merge while records flow, two processes', async () => {
   f.startProducer();
   await sleep(1_000);
   const [a, b] = await openShardIds(f.stream);
-  const child = await mergeShards(services.client, f.stream, a, b);
+  const child = await mergeShards(suite.services.client, f.stream, a, b);
   await sleep(1_500);
   await expectFlowInvariants(f, { withinMs: 60_000 });
   expect(f.emitSpans.has(child)).toBe(true);
@@ -65,11 +49,11 @@ test('UpdateShardCount up 2→8 and down 8→2 with three processes', async () =
   for (let i = 0; i < 3; i += 1) await f.addSpout();
   f.startProducer(80);
   await sleep(1_000);
-  await updateShardCount(services.client, f.stream, 4);
-  await updateShardCount(services.client, f.stream, 8);
+  await updateShardCount(suite.services.client, f.stream, 4);
+  await updateShardCount(suite.services.client, f.stream, 8);
   await sleep(2_000);
-  await updateShardCount(services.client, f.stream, 4);
-  await updateShardCount(services.client, f.stream, 2);
+  await updateShardCount(suite.services.client, f.stream, 4);
+  await updateShardCount(suite.services.client, f.stream, 2);
   await sleep(1_500);
   // Hand-overs between the three processes may re-emit what was in flight at each move.
   await expectFlowInvariants(f, { maxDuplicates: 3 * 100, withinMs: 60_000 });
@@ -84,8 +68,8 @@ test('two reshards in a row, before the first children are finished', async () =
   f.startProducer();
   await sleep(800);
   const [parent] = await openShardIds(f.stream);
-  const [left] = await splitShard(services.client, f.stream, parent);
-  await splitShard(services.client, f.stream, left);
+  const [left] = await splitShard(suite.services.client, f.stream, parent);
+  await splitShard(suite.services.client, f.stream, left);
   await sleep(1_500);
   await expectFlowInvariants(f, { withinMs: 60_000 });
 });
@@ -103,7 +87,7 @@ test('a process killed with SIGKILL mid-stream: survivors resume its shards with
   expect(orphaned.length).toBeGreaterThan(0);
   await sleep(500);
   const [parent] = await openShardIds(f.stream);
-  await splitShard(services.client, f.stream, parent);
+  await splitShard(suite.services.client, f.stream, parent);
   await sleep(1_000);
   await expectFlowInvariants(f, { maxDuplicates: 2 * 100 + 200, withinMs: 60_000 });
   // Session timeout (4 s) plus a couple of seconds, measured to the first emit of each orphaned shard.
@@ -120,7 +104,7 @@ test('deactivate and activate while records flow and a shard splits', async () =
   await sleep(800);
   await Promise.all([a.deactivate(), b.deactivate()]);
   const [parent] = await openShardIds(f.stream);
-  await splitShard(services.client, f.stream, parent);
+  await splitShard(suite.services.client, f.stream, parent);
   await sleep(800);
   await Promise.all([a.activate(), b.activate()]);
   await sleep(1_000);
@@ -128,7 +112,7 @@ test('deactivate and activate while records flow and a shard splits', async () =
 });
 
 test('a process paused past its session timeout emits nothing from lost shards when it resumes', async () => {
-  const f = await newFlow(4, { zookeeper: { connect: services.zk.connectString, sessionTimeoutMs: 2_000, root: '/it' } });
+  const f = await newFlow(4, { zookeeper: { connect: suite.services.zk.connectString, sessionTimeoutMs: 2_000, root: '/it' } });
   const [paused] = [await f.addSpout(), await f.addSpout()];
   f.startProducer();
   await sleep(1_500);
@@ -141,13 +125,13 @@ test('a process paused past its session timeout emits nothing from lost shards w
 });
 
 test('a process cut off from ZooKeeper stops emitting before its session can expire; the survivor takes over', async () => {
-  const proxy = await startTcpProxy(services.zk.port);
+  const proxy = await startTcpProxy(suite.services.zk.port);
   try {
     const zookeeper = { connect: `127.0.0.1:${proxy.port}`, sessionTimeoutMs: 2_000, root: '/it' };
     const f = await newFlow(4, { zookeeper });
     // The cut-off process reaches ZooKeeper through the proxy; the survivor directly.
     const cut = await f.addSpout();
-    f.overrides.zookeeper = { ...zookeeper, connect: services.zk.connectString };
+    f.overrides.zookeeper = { ...zookeeper, connect: suite.services.zk.connectString };
     await f.addSpout();
     f.startProducer();
     await sleep(1_500);
@@ -170,7 +154,7 @@ test('a ZooKeeper server restart: nothing lost, no shard read twice at once', as
   await f.addSpout();
   f.startProducer();
   await sleep(1_500);
-  await services.zk.restart();
+  await suite.services.zk.restart();
   await sleep(2_000);
   await expectFlowInvariants(f, { maxDuplicates: 3 * 100 + 200, withinMs: 60_000 });
 });

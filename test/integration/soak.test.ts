@@ -6,22 +6,12 @@
 import { createStream, listAllShards, mergeShards, openShards, splitShard } from '../helpers/kinesisAdmin';
 import { startServices, uniqueName, type Services } from '../helpers/fixture';
 import { Flow } from '../helpers/flow';
+import { seededRandom } from '../helpers/seededRandom';
 
 const SEED = Number(process.env.SOAK_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 30);
 const MAX_EMIT_PER_NEXT = 100;
 
-/** mulberry32: small, seedable, good enough to pick faults. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let services: Services;
 beforeAll(async () => {
@@ -34,7 +24,7 @@ afterAll(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test(`soak: random reshards and faults while records flow (seed ${SEED})`, async () => {
-  const random = prng(SEED);
+  const random = seededRandom(SEED);
   const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
   const stream = uniqueName('soak');
   await createStream(services.client, stream, 2);

@@ -2,21 +2,27 @@ import fc from 'fast-check';
 import { FrameDecoder } from '../../../src/multilang/frames';
 import { parseCommand, parseHandshake, StormOutput, taskPosition } from '../../../src/multilang/protocol';
 
+/** Feeds `text` cut at `cuts` (positions, any order, repeats allowed); calls `after` with what came out after each piece. */
+function feedSplit(decoder: FrameDecoder, text: string, cuts: number[], after: (got: string[], at: number) => void = () => undefined): string[] {
+  const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+  const got: string[] = [];
+  let last = 0;
+  for (const p of [...points, text.length]) {
+    got.push(...decoder.push(text.slice(last, p)));
+    last = p;
+    after(got, p);
+  }
+  return got;
+}
+
 describe('FrameDecoder', () => {
   it('decodes the same frames however the input is split', () => {
     const frame = fc.jsonValue().map((v) => JSON.stringify(v));
     fc.assert(
       fc.property(fc.array(frame, { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { maxLength: 10 }), (frames, cuts) => {
         const text = frames.map((f) => `${f}\nend\n`).join('');
-        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
         const decoder = new FrameDecoder();
-        const got: string[] = [];
-        let last = 0;
-        for (const p of [...points, text.length]) {
-          got.push(...decoder.push(text.slice(last, p)));
-          last = p;
-        }
-        expect(got).toEqual(frames);
+        expect(feedSplit(decoder, text, cuts)).toEqual(frames);
         expect(decoder.hasPartialFrame()).toBe(false);
       }),
     );
@@ -32,18 +38,13 @@ describe('FrameDecoder', () => {
         const text = texts.join('');
         const ends: number[] = [];
         texts.reduce((at, t) => (ends.push(at + t.length), at + t.length), 0);
-        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
         const decoder = new FrameDecoder();
-        const got: string[] = [];
-        let last = 0;
-        for (const p of [...points, text.length]) {
-          got.push(...decoder.push(text.slice(last, p)));
-          last = p;
+        const got = feedSplit(decoder, text, cuts, (_, p) => {
           // What is unfinished: the text after the last complete frame, unless it is blank lines only.
           const rest = text.slice(Math.max(0, ...ends.filter((e) => e <= p)), p).split('\n');
           const unfinished = rest.pop()!.length > 0 || rest.some((line) => line.trim() !== '');
           expect(decoder.hasPartialFrame()).toBe(unfinished);
-        }
+        });
         expect(got).toEqual(frames.map((f) => f.body));
         expect(decoder.scannedChars).toBe(text.length);
       }),
