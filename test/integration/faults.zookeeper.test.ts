@@ -8,6 +8,7 @@ import { listAllShards, openShards, splitShard } from '../helpers/kinesisAdmin';
 import { memberSessions, stateBase, uniqueName, waitFor, zooKeeperZxid } from '../helpers/fixture';
 import type { Flow } from '../helpers/flow';
 import { flowSuite } from '../helpers/flowSuite';
+import { freePort } from '../helpers/ports';
 import { expectFlowInvariants, sleep } from '../helpers/flowChecks';
 import { startHttpFaultProxy } from '../helpers/httpFaultProxy';
 import type { StormDriver } from '../helpers/stormDriver';
@@ -204,6 +205,16 @@ test('ZooKeeper cut off past the session timeout between the requests of the joi
     zk.blackhole();
     expect(zk.resetAll()).toBeGreaterThan(0);
   }, { endpoint: kinesisProxy.endpoint });
+});
+
+test('ZooKeeper that nobody answers at the configured address: the Storm UI is told within seconds, naming the address, and Storm is still answered', async () => {
+  const nobody = await freePort();
+  const flow = suite.flow(await newStream(1), zookeeperAt(`127.0.0.1:${nobody}`, 2_000));
+  const spout = await flow.addSpout();
+  await waitFor('the error in Storm', () => spout.errors.some((e) => e.includes('cannot join ZooKeeper') && e.includes(`127.0.0.1:${nobody}`)), 20_000);
+  expect(spout.errors[0]).toMatch(/Check zookeeper.connect/);
+  await spout.next();
+  expect(spout.emitCount).toBe(0);
 });
 
 test('a process cut off from ZooKeeper past its session timeout stops emitting, rejoins with a new session, and nothing is lost', async () => {
