@@ -119,7 +119,7 @@ export class ShardReader {
         } else {
           this.failures += 1;
           const throttled = name === 'ProvisionedThroughputExceededException' || name === 'LimitExceededException';
-          const delay = backoffMs(this.failures, scheduler.random);
+          const delay = backoffMs(this.failures, () => scheduler.random());
           events.log(throttled ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
           events.failed(err, this.failures);
           await this.sleep(delay);

@@ -97,7 +97,7 @@ export class InFlight<R> {
 }
 
 /** Delay before re-emitting a failed record: exponential from `initialMs`, capped, with jitter in [50%, 100%]. */
-export function retryDelayMs(attempt: number, policy: { initialBackoffMs: number; maxBackoffMs: number }, random: () => number = Math.random): number {
+export function retryDelayMs(attempt: number, policy: { initialBackoffMs: number; maxBackoffMs: number }, random: () => number): number {
   const exponential = policy.initialBackoffMs * 2 ** Math.min(30, Math.max(0, attempt - 1));
   const capped = Math.min(policy.maxBackoffMs, exponential);
   return Math.round(capped * (0.5 + random() / 2));

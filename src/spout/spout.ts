@@ -102,7 +102,7 @@ export class KinesisSpout {
       return;
     }
     // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
-    if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry, this.scheduler.random));
+    if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
     const heldFor = now - entry.firstFailedAt;
     if (heldFor >= retry.warnAfterMs) {
       this.reporter.warn(
