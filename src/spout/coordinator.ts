@@ -291,7 +291,7 @@ export class Coordinator {
 
     const listed = new Set(shards.map((s) => s.shardId));
     for (const shard of this.shards.values()) {
-      if (shard.phase.kind === 'closing' || shard.phase.kind === 'starting') continue;
+      if (shard.phase.kind === 'closing' || shard.phase.kind === 'starting' || shard.phase.kind === 'givingBack') continue;
       if (leases.get(shard.shardId) !== store.memberId) {
         this.log(LogLevel.Warn, `lease on ${shard.shardId} is no longer ours: stopped emitting from it`);
         this.held.forget(shard);

@@ -119,8 +119,8 @@ export class HeldShards {
       shard.stored = checkpoint;
       const from = checkpoint.position;
       if (from.kind === 'SHARD_END') {
-        this.forget(shard);
-        await session.store.releaseLease(shardId);
+        shard.phase = { kind: 'closing' };
+        await this.giveBack(session, shard);
         return;
       }
       this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
@@ -216,6 +216,9 @@ export class HeldShards {
       } else if (phase.kind === 'releasing' && (shard.handedOver || now >= phase.deadline)) {
         shard.phase = { kind: 'closing' };
         void this.release(session, shard, phase.reason);
+      } else if (phase.kind === 'givingBack' && now >= phase.retryAt) {
+        shard.phase = { kind: 'closing' };
+        void this.giveBack(session, shard);
       }
     }
   }
@@ -225,34 +228,52 @@ export class HeldShards {
       const done = await shard.writes.run(async () => shard.stored !== undefined && (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber)));
       this.deps.io.checkpointWrites += 1;
       if (this.byId.get(shard.shardId) !== shard) return;
-      this.letGo(shard);
       if (done) {
+        this.letGo(shard);
         const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.now - shard.endedAt)} ms after its end was reached`;
         this.log(LogLevel.Info, `reshard: ${shard.shardId} finished: SHARD_END written${waited}, lease released; its children may be read`);
+        this.deps.changed();
       } else {
         // A lost reply may have applied it already; otherwise the checkpoint moved under us. Either way the next holder knows.
         this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (the checkpoint changed under us, or an earlier try got through); giving the lease back`);
-        await session.store.releaseLease(shard.shardId);
+        await this.giveBack(session, shard);
       }
-      this.deps.changed();
     } catch (err) {
       this.writeFailed(`finishing ${shard.shardId}`, shard, err);
       if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'draining', retryAt: this.now + WRITE_RETRY_MS };
     }
   }
 
-  /** The last checkpoint, then the lease. A failure leaves the shard releasing, retried: never dropped with its lease still held. */
+  /**
+   * The last checkpoint, then the lease. A failed checkpoint leaves the shard releasing (the lease is still
+   * ours: its failed records may still be re-emitted), retried; never dropped with its lease still held.
+   */
   private async release(session: Session, shard: OwnedShard, reason: string): Promise<void> {
     try {
       await this.writeCheckpoint(session, shard);
+    } catch (err) {
+      this.writeFailed(`releasing ${shard.shardId}`, shard, err);
+      if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'releasing', deadline: this.now, reason, retryAt: this.now + WRITE_RETRY_MS };
+      return;
+    }
+    await this.giveBack(session, shard);
+  }
+
+  /**
+   * Deletes the lease (only while it is ours). Once the delete was sent it may have been applied, its reply
+   * lost, and the shard taken by another task: from then on nothing is emitted here, and a failure is
+   * retried until the lease is known to be gone or someone else's.
+   */
+  private async giveBack(session: Session, shard: OwnedShard): Promise<void> {
+    try {
       await shard.writes.run(() => session.store.releaseLease(shard.shardId));
       const held = Math.round(this.now - shard.acquiredAt);
       this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`);
       this.letGo(shard);
       this.deps.changed();
     } catch (err) {
-      this.writeFailed(`releasing ${shard.shardId}`, shard, err);
-      if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'releasing', deadline: this.now, reason, retryAt: this.now + WRITE_RETRY_MS };
+      this.writeFailed(`giving the lease on ${shard.shardId} back`, shard, err);
+      if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'givingBack', retryAt: this.now + WRITE_RETRY_MS };
     }
   }
 
@@ -265,7 +286,7 @@ export class HeldShards {
 
   /** Writes every changed checkpoint; a failed write is retried at the next flush. */
   async flush(session: Session): Promise<void> {
-    const open = [...this.byId.values()].filter((shard) => shard.phase.kind !== 'closing');
+    const open = [...this.byId.values()].filter((shard) => shard.phase.kind !== 'closing' && shard.phase.kind !== 'givingBack');
     await Promise.all(open.map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.writeFailed(`writing the checkpoint of ${shard.shardId}`, shard, err))));
   }
 

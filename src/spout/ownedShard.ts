@@ -9,13 +9,16 @@ import { WriteQueue } from './writeQueue';
 /**
  * starting → reading → draining (end reached, emitting the rest, waiting for acks) → closing (SHARD_END
  * being written); reading/draining → releasing (handing the lease over: no new records, failed ones
- * re-emitted until acked or the deadline) → closing (final checkpoint).
+ * re-emitted until acked or the deadline) → closing (final checkpoint, then the lease deleted; givingBack
+ * while that delete's outcome is unknown).
  */
 export type ShardPhase =
   | { kind: 'starting' }
   | { kind: 'reading'; reader: ShardReader }
   | { kind: 'draining'; retryAt?: number }
   | { kind: 'releasing'; deadline: number; reason: string; retryAt?: number }
+  /** The lease's delete was sent and its outcome is unknown (a lost reply): nothing is emitted; retried. */
+  | { kind: 'givingBack'; retryAt: number }
   | { kind: 'closing' };
 
 interface Retry {

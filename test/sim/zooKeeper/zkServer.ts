@@ -93,8 +93,13 @@ export class ZkServer {
   private nextSession = 0x1000;
   zxid = 0;
   readonly observers: ((change: NodeChange) => void)[] = [];
-  /** Called for every node a session reads (getData that found it). */
+  /** Called for every node a session read (a getData that found it, once its reply reached the client). */
   readonly readers: ((path: string, sessionId: string) => void)[] = [];
+
+  /** A getData reply reached its client: only then has the process seen what the node holds. */
+  delivered(path: string, sessionId: string): void {
+    for (const read of this.readers) read(path, sessionId);
+  }
 
   constructor(
     private readonly loop: SimLoop,
@@ -342,7 +347,6 @@ export class ZkServer {
     const zxid = readAt ?? this.zxid;
     const node = this.nodeAt(path, readAt);
     if (!node) return { ok: false, code: ZkCode.NoNode, zxid };
-    for (const read of this.readers) read(path, session.id);
     if (watch) {
       this.watch(this.dataWatches, path, session.id);
       // A follower behind the leader sees the newer change soon after and fires the watch then.
