@@ -400,10 +400,11 @@ export class Simulation {
     this.plan.calm();
     this.log('sim', 'QUIET: no more faults, no more records; every process back; everything must converge');
     for (const damage of this.operator.damage) {
-      // A process that read the damaged node has had a few seconds to say so.
-      if (damage.readAt === undefined || this.loop.now - damage.readAt < REPORT_WITHIN_MS) continue;
+      // A process that read the damaged node and is still alive has had a few seconds to say so.
+      const read = damage.reads.find((r) => this.loop.now - r.at >= REPORT_WITHIN_MS && this.server.isAlive(r.sessionId));
+      if (!read) continue;
       const reported = this.errors.some((e) => e.at >= damage.at && e.message.includes(damage.shardId));
-      if (!reported) this.checker.fail('silent', `${damage.path} (${damage.kind}) since ${damage.at} ms, read by a process at ${damage.readAt} ms, and no process reported it to Storm with an error naming ${damage.shardId}`);
+      if (!reported) this.checker.fail('silent', `${damage.path} (${damage.kind}) since ${damage.at} ms, read at ${read.at} ms by session ${read.sessionId}, still alive, and no process reported it to Storm with an error naming ${damage.shardId}`);
     }
     this.operator.repair();
     if (!this.stormActive) this.setActive(true);

@@ -12,8 +12,10 @@ export interface Damage {
   path: string;
   shardId: string;
   at: number;
-  /** When a process first read the damaged node (it cannot report what it never read). */
-  readAt?: number;
+  /** What the operator wrote. */
+  written: string;
+  /** When which session read the damaged data (it cannot report what it never saw; a follower may serve the older data). */
+  reads: { at: number; sessionId: string }[];
   /** The checkpoint as it was, put back at repair. */
   previous?: Buffer;
 }
@@ -29,9 +31,9 @@ export class Operator {
     private readonly clock: () => number,
   ) {
     this.sessionId = server.openSession(Number.MAX_SAFE_INTEGER, { watchFired: () => undefined, expired: () => undefined });
-    server.readers.push((path, sessionId) => {
+    server.readers.push((path, sessionId, data) => {
       if (sessionId === this.sessionId) return;
-      for (const damage of this.damage) if (damage.path === path && damage.readAt === undefined) damage.readAt = this.clock();
+      for (const damage of this.damage) if (damage.path === path && data.toString('utf8') === damage.written) damage.reads.push({ at: this.clock(), sessionId });
     });
   }
 
@@ -44,15 +46,17 @@ export class Operator {
     if (rng.chance(0.5)) {
       const path = `${this.base}/leases/${shard.shardId}`;
       if (this.server.node(path)) return false;
-      const reply = this.server.apply(this.sessionId, { op: 'create', path, data: Buffer.from('{"owner":"someone-by-hand"}'), ephemeral: false });
+      const written = '{"owner":"someone-by-hand"}';
+      const reply = this.server.apply(this.sessionId, { op: 'create', path, data: Buffer.from(written), ephemeral: false });
       if (!reply.ok) return false;
-      this.damage.push({ kind: 'lease without version', path, shardId: shard.shardId, at: now });
+      this.damage.push({ kind: 'lease without version', path, shardId: shard.shardId, at: now, written, reads: [] });
     } else {
       const path = `${this.base}/checkpoints/${shard.shardId}`;
       const node = this.server.node(path);
       if (!node) return false;
-      this.server.apply(this.sessionId, { op: 'setData', path, data: Buffer.from('not json {'), version: -1 });
-      this.damage.push({ kind: 'checkpoint not JSON', path, shardId: shard.shardId, at: now, previous: node.data });
+      const written = 'not json {';
+      this.server.apply(this.sessionId, { op: 'setData', path, data: Buffer.from(written), version: -1 });
+      this.damage.push({ kind: 'checkpoint not JSON', path, shardId: shard.shardId, at: now, written, previous: node.data, reads: [] });
     }
     this.log(`CORRUPTED ${this.damage[this.damage.length - 1].path} (${this.damage[this.damage.length - 1].kind})`);
     return true;

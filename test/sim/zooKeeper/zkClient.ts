@@ -250,7 +250,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
             this.disconnect('the server says the session expired', 1);
             return;
           }
-          if (reply.ok && request.op === 'getData') this.server.delivered(request.path, this.sessionId);
+          if (reply.ok && request.op === 'getData') this.server.delivered(request.path, this.sessionId, (reply.value as { data: Buffer }).data);
           pending.settle(reply);
         });
       });

@@ -93,12 +93,12 @@ export class ZkServer {
   private nextSession = 0x1000;
   zxid = 0;
   readonly observers: ((change: NodeChange) => void)[] = [];
-  /** Called for every node a session read (a getData that found it, once its reply reached the client). */
-  readonly readers: ((path: string, sessionId: string) => void)[] = [];
+  /** Called for every node a session read (a getData that found it, once its reply reached the client), with what it got. */
+  readonly readers: ((path: string, sessionId: string, data: Buffer) => void)[] = [];
 
-  /** A getData reply reached its client: only then has the process seen what the node holds. */
-  delivered(path: string, sessionId: string): void {
-    for (const read of this.readers) read(path, sessionId);
+  /** A getData reply reached its client: only then has the process seen what the node held (maybe a follower's older data). */
+  delivered(path: string, sessionId: string, data: Buffer): void {
+    for (const read of this.readers) read(path, sessionId, data);
   }
 
   constructor(
