@@ -32,7 +32,11 @@ export class Reporter {
 
   /** A problem the operator must see: Storm `error` (shown in the UI, not fatal) and the log, at most once per `everyMs` for `key`. */
   problem(key: string, message: string, everyMs = ERROR_EVERY_MS): void {
-    if (!this.due(`problem:${key}`, everyMs)) return;
+    if (this.due(`problem:${key}`, everyMs)) this.error(message);
+  }
+
+  /** An event that happens once and must be seen each time (a record given up): never rate-limited, keeps no key. */
+  error(message: string): void {
     this.logger.error(message);
     this.logger.log(LogLevel.Error, message);
   }

@@ -96,7 +96,7 @@ export class KinesisSpout {
     const { retry } = this.config;
     if (retry.maxRetries >= 0 && entry.attempts > retry.maxRetries) {
       const id = messageId(shard.shardId, sequenceNumber);
-      this.reporter.problem(`skipped:${id}`, `record ${id} failed ${entry.attempts} time(s), over retry.maxRetries=${retry.maxRetries}: skipped (not re-emitted)`);
+      this.reporter.error(`record ${id} failed ${entry.attempts} time(s), over retry.maxRetries=${retry.maxRetries}: skipped (not re-emitted)`);
       this.counters.skipped += 1;
       shard.inFlight.ack(sequenceNumber);
       return;
