@@ -2,7 +2,7 @@
 import { build } from 'esbuild';
 import { chmodSync } from 'node:fs';
 
-const outfile = 'multilang/resources/kinesis-spout.js';
+const outfile = 'multilang/resources/kinesis-spout.cjs';
 await build({
   entryPoints: ['src/cli/kinesis-spout.ts'],
   outfile,

@@ -1,4 +1,4 @@
-/** Entry point run by Storm's ShellSpout: `node kinesis-spout.js [config.json]`. */
+/** Entry point run by Storm's ShellSpout: `node kinesis-spout.cjs [config.json]`. */
 import { runSpout } from './run';
 
 runSpout();

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FrameDecoder } from '../../src/multilang/frames';
 
-export const ENTRY_SCRIPT = resolve(__dirname, '../../multilang/resources/kinesis-spout.js');
+export const ENTRY_SCRIPT = resolve(__dirname, '../../multilang/resources/kinesis-spout.cjs');
 export const DEFAULT_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'];
 
 export interface Emit {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { join, resolve } from 'node:path';
 
 export const REPO = resolve(__dirname, '../../..');
-export const SPOUT_SCRIPT = join(REPO, 'multilang/resources/kinesis-spout.js');
+export const SPOUT_SCRIPT = join(REPO, 'multilang/resources/kinesis-spout.cjs');
 const LOCK_STALE_MS = 15 * 60_000;
 
 export interface Build {

@@ -1,6 +1,6 @@
 (ns kinesis-topology.core
   "The topology of ../java in Storm's Clojure DSL: the Kinesis spout as a shell-spout-spec running the
-  bundled kinesis-spout.js from the jar's resources/, a bolt recording each tuple (one JSON line per tuple
+  bundled kinesis-spout.cjs from the jar's resources/, a bolt recording each tuple (one JSON line per tuple
   in the file `outputFile`), and a bolt acking it. Same JSON configuration file as the Java example.
 
     storm jar target/kinesis-topology-clojure-0.1.0-standalone.jar clojure.main -m kinesis-topology.core remote config.json
@@ -71,7 +71,7 @@
         bolts (get cfg "boltParallelism" 2)
         grouping (if (some #{"partitionKey"} fields) ["partitionKey"] :shuffle)]
     (topology
-     {"kinesis" (shell-spout-spec ["node" "kinesis-spout.js"] {stream fields}
+     {"kinesis" (shell-spout-spec ["node" "kinesis-spout.cjs"] {stream fields}
                                   :p spouts :conf {"kinesis.spout" conf})}
      {"record" (bolt-spec {["kinesis" stream] grouping} (recorder (get cfg "outputFile")) :p bolts)
       "ack" (bolt-spec {"record" ["id"]} acker :p bolts)})))

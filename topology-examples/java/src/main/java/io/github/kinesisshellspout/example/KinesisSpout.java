@@ -10,7 +10,7 @@ import org.apache.storm.topology.OutputFieldsDeclarer;
 import org.apache.storm.tuple.Fields;
 
 /**
- * The Kinesis spout: Storm runs {@code node kinesis-spout.js} from the jar's {@code resources/} folder and
+ * The Kinesis spout: Storm runs {@code node kinesis-spout.cjs} from the jar's {@code resources/} folder and
  * speaks the multilang protocol with it. Each spout task is its own Node.js process.
  */
 public class KinesisSpout extends ShellSpout implements IRichSpout {
@@ -36,7 +36,7 @@ public class KinesisSpout extends ShellSpout implements IRichSpout {
      *                  script checks at start (a mismatch is a configuration error, not a dead worker later)
      */
     public KinesisSpout(Map<String, Object> spoutConf, List<String> fields) {
-        super("node", "kinesis-spout.js");
+        super("node", "kinesis-spout.cjs");
         this.spoutConf = new HashMap<>(spoutConf);
         this.fields = List.copyOf(fields);
         Object outputStream = spoutConf.get("outputStream");
