@@ -104,7 +104,7 @@ function logStats(config: SpoutConfig): void {
   const c = spout.counters;
   const io = coordinator.io;
   out.log(
-    `stats: emitted=${c.emitted} reemitted=${c.reemitted} acked=${c.acked} failed=${c.failed} skipped=${c.skipped} ignoredAcks=${c.ignoredAcks} ` +
+    `stats: emitted=${c.emitted} reemitted=${c.reemitted} acked=${c.acked} failed=${c.failed} skipped=${c.skipped} deadLettered=${c.deadLettered} ignoredAcks=${c.ignoredAcks} ` +
       `shards=${coordinator.shards.size} inMemory=${coordinator.inMemory()} bytesInMemory=${coordinator.bytesInMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} ` +
       `directReads=${stdio.counters.directReads} loopReads=${stdio.counters.loopReads} watchdogWakes=${stdio.counters.watchdogWakes} ` +
       `rssMiB=${Math.round(process.memoryUsage.rss() / 2 ** 20)} intervalMs=${config.statsIntervalMs}`,
@@ -123,7 +123,7 @@ function onCommand(body: string): void {
         spout!.ack(command.id);
         break;
       case 'fail':
-        spout!.fail(command.id);
+        spout!.fail(command.id, out);
         break;
       case 'activate':
         out.log('activated: listing shards again');

@@ -2,7 +2,7 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
-import { configSchema, type TupleField } from './schema';
+import { configSchema, type OnExhausted, type TupleField } from './schema';
 
 import type { InitialPosition } from '../core/position';
 
@@ -35,7 +35,14 @@ export interface SpoutConfig {
   handoffTimeoutMs: number;
   directStdio: boolean;
   statsIntervalMs: number;
-  retry: { maxRetries: number; initialBackoffMs: number; maxBackoffMs: number; warnAfterMs: number };
+  retry: {
+    maxRetries: number;
+    onExhausted: OnExhausted;
+    deadLetterStream: string;
+    initialBackoffMs: number;
+    maxBackoffMs: number;
+    warnAfterMs: number;
+  };
 }
 
 const CONF_KEY = 'kinesis.spout';
@@ -121,6 +128,9 @@ export function validateConfig(raw: Record<string, unknown>): SpoutConfig {
   }
   if (valid.retry.maxBackoffMs < valid.retry.initialBackoffMs) {
     throw badConfig(`${CONF_KEY}.retry.maxBackoffMs`, valid.retry.maxBackoffMs, `must be >= retry.initialBackoffMs (${valid.retry.initialBackoffMs})`);
+  }
+  if (valid.retry.onExhausted === 'deadLetter' && valid.retry.deadLetterStream === valid.outputStream) {
+    throw badConfig(`${CONF_KEY}.retry.deadLetterStream`, valid.retry.deadLetterStream, `must differ from outputStream: dead letters carry two more fields than the tuples`);
   }
   return valid;
 }

@@ -5,6 +5,21 @@
 export const TUPLE_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'] as const;
 export type TupleField = (typeof TUPLE_FIELDS)[number];
 
+/** What the spout does with a record failed more often than `retry.maxRetries` allows. */
+export const OnExhausted = { Skip: 'skip', DeadLetter: 'deadLetter' } as const;
+export type OnExhausted = (typeof OnExhausted)[keyof typeof OnExhausted];
+const ON_EXHAUSTED = Object.values(OnExhausted);
+
+/** Fields a dead letter carries after the output fields: failures so far, and when the last one came (epoch ms). */
+export const DEAD_LETTER_FIELDS = ['attempts', 'lastFailureTime'] as const;
+
+/**
+ * Finite, so that a record a bolt can never process (a poison record) holds its shard back for under an hour
+ * (23 to 46 minutes of back-off at the default delays), not until the records behind it pass the stream's
+ * retention; long enough to ride out a bolt's restart or a short outage downstream. README: "Retries and dead letters".
+ */
+export const DEFAULT_MAX_RETRIES = 100;
+
 export const DEFAULT_OUTPUT_FIELDS: TupleField[] = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'];
 
 const positiveMs = (description: string, defaultValue: number, minimum = 1) =>
@@ -78,7 +93,15 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        maxRetries: { type: 'integer', minimum: -1, default: -1, description: 'Times a failed tuple is re-emitted; `-1` is unlimited. At the limit the record is reported (`error`, log) and skipped.' },
+        maxRetries: {
+          type: 'integer', minimum: -1, default: DEFAULT_MAX_RETRIES,
+          description: 'Times a failed tuple is re-emitted; `-1` is unlimited. One more failure and the record is given up as `onExhausted` says. The default spends 23 to 46 minutes in back-off at the default delays (README: Retries and dead letters).',
+        },
+        onExhausted: {
+          type: 'string', enum: [...ON_EXHAUSTED], default: 'skip',
+          description: 'What happens to a record failed more than `maxRetries` times: `skip` (reported with `error`, then passed by the checkpoint) or `deadLetter` (also emitted once, unanchored, on `deadLetterStream`, which the topology must declare with the output fields plus `attempts` and `lastFailureTime`).',
+        },
+        deadLetterStream: { type: 'string', minLength: 1, default: 'deadLetter', description: 'Storm stream of the records given up, with `onExhausted: "deadLetter"`.' },
         initialBackoffMs: positiveMs('Delay before the first re-emit of a failed tuple; doubles each time.', 100, 0),
         maxBackoffMs: positiveMs('Cap on the re-emit delay.', 30_000, 0),
         warnAfterMs: positiveMs('A record retried this long is logged (and again each time this passes): it holds back its shard.', 60_000, 1),

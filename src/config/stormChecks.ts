@@ -2,17 +2,32 @@
 import { ErrorCode, SpoutError } from '../errors';
 import type { TopologyContext } from '../multilang/protocol';
 import type { SpoutConfig } from './config';
+import { DEAD_LETTER_FIELDS } from './schema';
 
-/** A field count that differs from the declared one would kill the worker at the first emit: say so at start. */
+/**
+ * A field count that differs from the declared one would kill the worker at the first emit, and an emit on
+ * an undeclared stream too: say so at start, for the output stream and, with dead letters, their stream.
+ */
 export function checkOutputFields(config: SpoutConfig, context: TopologyContext): void {
   const declared = context['stream->outputfields'];
   if (declared === undefined) return;
-  const fields = declared[config.outputStream];
-  if (fields === undefined) {
-    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.outputStream = ${JSON.stringify(config.outputStream)}: the topology declares no such stream for this spout (declared: ${Object.keys(declared).join(', ') || 'none'})`);
+  const tuples = `kinesis.spout.outputFields = ${JSON.stringify(config.outputFields)}`;
+  checkStream(declared, 'outputStream', config.outputStream, config.outputFields, tuples);
+  const { retry } = config;
+  if (retry.onExhausted === 'deadLetter') {
+    const letters = `kinesis.spout.retry.onExhausted = "deadLetter": dead letters carry the output fields then ${DEAD_LETTER_FIELDS.join(', ')}, ${JSON.stringify([...config.outputFields, ...DEAD_LETTER_FIELDS])}`;
+    checkStream(declared, 'retry.deadLetterStream', retry.deadLetterStream, [...config.outputFields, ...DEAD_LETTER_FIELDS], letters);
   }
-  if (fields.join(',') !== config.outputFields.join(',')) {
-    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.outputFields = ${JSON.stringify(config.outputFields)}: must equal the fields the topology declares for stream "${config.outputStream}": ${JSON.stringify(fields)}`);
+}
+
+/** `why` names the keys the expected fields come from. */
+function checkStream(declared: Record<string, string[]>, streamKey: string, stream: string, expected: readonly string[], why: string): void {
+  const fields = declared[stream];
+  if (fields === undefined) {
+    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.${streamKey} = ${JSON.stringify(stream)}: the topology declares no such stream for this spout (declared: ${Object.keys(declared).join(', ') || 'none'})`);
+  }
+  if (fields.join(',') !== expected.join(',')) {
+    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: ${why}: must equal the fields the topology declares for stream "${stream}": ${JSON.stringify(fields)}`);
   }
 }
 

@@ -115,6 +115,11 @@ export class StormOutput {
     if (!this.inCommand) this.flush(false);
   }
 
+  /** Without an id: Storm tracks no outcome for it (dead letters). */
+  emitUnanchored(tuple: unknown[], stream: string): void {
+    this.send({ command: 'emit', tuple, stream, need_task_ids: false });
+  }
+
   log(msg: string, level: LogLevel = LogLevel.Info): void {
     this.send({ command: 'log', msg, level });
   }

@@ -6,6 +6,8 @@ import type { SpoutConfig } from '../config/config';
 import type { Scheduler } from '../core/scheduler';
 import { messageId, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
 import type { Coordinator } from './coordinator';
+import { LogLevel } from '../multilang/protocol';
+import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
 import { retryDelayMs } from './inFlight';
 import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
@@ -14,17 +16,24 @@ export interface Emitter {
   emit(id: string, tuple: unknown[], stream: string): void;
 }
 
+/** Where a record given up goes, in reply to the `fail` that gave it up. */
+export interface UnanchoredEmitter {
+  emitUnanchored(tuple: unknown[], stream: string): void;
+}
+
 export interface SpoutCounters {
   emitted: number;
   reemitted: number;
   acked: number;
   failed: number;
   skipped: number;
+  /** Of the records skipped, those emitted on the dead-letter stream. */
+  deadLettered: number;
   ignoredAcks: number;
 }
 
 export class KinesisSpout {
-  readonly counters: SpoutCounters = { emitted: 0, reemitted: 0, acked: 0, failed: 0, skipped: 0, ignoredAcks: 0 };
+  readonly counters: SpoutCounters = { emitted: 0, reemitted: 0, acked: 0, failed: 0, skipped: 0, deadLettered: 0, ignoredAcks: 0 };
   private cursor = 0;
   private readonly reporter: Reporter;
 
@@ -79,7 +88,7 @@ export class KinesisSpout {
     else this.counters.ignoredAcks += 1;
   }
 
-  fail(id: unknown): void {
+  fail(id: unknown, out: UnanchoredEmitter): void {
     const owned = this.locate(id, 'fail');
     if (!owned) return;
     const { shard, sequenceNumber } = owned;
@@ -94,11 +103,9 @@ export class KinesisSpout {
     entry.attempts += 1;
     entry.firstFailedAt ??= now;
     const { retry } = this.config;
-    if (retry.maxRetries >= 0 && entry.attempts > retry.maxRetries) {
-      const id = messageId(shard.shardId, sequenceNumber);
-      this.reporter.error(`record ${id} failed ${entry.attempts} time(s), over retry.maxRetries=${retry.maxRetries}: skipped (not re-emitted)`);
-      this.counters.skipped += 1;
-      shard.inFlight.ack(sequenceNumber);
+    const outcome = afterFailure(entry.attempts, retry, shard.emitting && this.coordinator.trustedUntil() > now);
+    if (outcome !== FailureOutcome.Retry) {
+      this.giveUp(out, shard, entry.record, entry.attempts, outcome === FailureOutcome.DeadLetter);
       return;
     }
     // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
@@ -111,6 +118,23 @@ export class KinesisSpout {
         retry.warnAfterMs,
       );
     }
+  }
+
+  /** A record over retry.maxRetries: reported, dead-lettered if so configured, then passed by the checkpoint. */
+  private giveUp(out: UnanchoredEmitter, shard: OwnedShard, record: KinesisRecord, attempts: number, deadLetter: boolean): void {
+    const { retry } = this.config;
+    const id = messageId(shard.shardId, record.sequenceNumber);
+    if (deadLetter) {
+      const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
+      out.emitUnanchored(deadLetterTuple(tuple, attempts, this.scheduler.wallNow()), retry.deadLetterStream);
+      this.counters.deadLettered += 1;
+    }
+    const given = `record ${id} failed ${attempts} time(s), over retry.maxRetries=${retry.maxRetries}`;
+    // A dead letter reaches the topology, which stores it: a log line. A skipped record is gone: an error, each time.
+    if (deadLetter) this.reporter.log(LogLevel.Warn, `${given}: emitted on stream "${retry.deadLetterStream}"`);
+    else this.reporter.error(`${given}: skipped (not re-emitted)`);
+    this.counters.skipped += 1;
+    shard.inFlight.ack(record.sequenceNumber);
   }
 
   /** The held shard an id belongs to; acks for shards held elsewhere now (or unknown ids) are ignored. */

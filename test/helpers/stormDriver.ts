@@ -30,6 +30,8 @@ export interface DriverOptions {
   /** All task ids of the spout component (Storm gives each task its own process). */
   componentTasks?: number[];
   outputFields?: string[] | null;
+  /** Further streams the topology declares for the spout (name -> fields), beside `default`. */
+  streams?: Record<string, string[]>;
   args?: string[];
   env?: NodeJS.ProcessEnv;
   /** The script to run; default the built spout. */
@@ -126,7 +128,7 @@ export class StormDriver {
     const taskToComponent: Record<string, string> = { '99': '__acker' };
     for (const t of tasks) taskToComponent[String(t)] = 'kinesis';
     const context: Record<string, unknown> = { taskid: taskId, componentid: 'kinesis', 'task->component': taskToComponent };
-    if (options.outputFields !== null) context['stream->outputfields'] = { default: options.outputFields ?? DEFAULT_FIELDS };
+    if (options.outputFields !== null) context['stream->outputfields'] = { default: options.outputFields ?? DEFAULT_FIELDS, ...options.streams };
     const pidDir = mkdtempSync(join(tmpdir(), 'spout-pid-'));
     const pid = new Promise<number>((done) => (driver.pidWaiter = done));
     driver.write({ pidDir, conf: { 'topology.name': 'test-topology', ...options.conf }, context });

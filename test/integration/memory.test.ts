@@ -76,7 +76,7 @@ test('a record failed forever with 50,000 behind it: records held stay under the
   expect(new Set([poison, ...behind].map((r) => r.shardId))).toEqual(new Set([poisoned]));
   const early = await putRecords(client, stream, recordsOn(keys[1], 500, 'early'));
 
-  const driver = await suite.spout(stream, uniqueName('app'), { maxRecordsInMemory: CAP, statsIntervalMs: 200, retry: { initialBackoffMs: 20, maxBackoffMs: 200 } }, { keepHistory: false });
+  const driver = await suite.spout(stream, uniqueName('app'), { maxRecordsInMemory: CAP, statsIntervalMs: 200, retry: { maxRetries: -1, initialBackoffMs: 20, maxBackoffMs: 200 } }, { keepHistory: false });
   const started = Date.now();
   const readBehind = new Set<string>();
   const acked = new Set<string>();

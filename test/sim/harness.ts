@@ -285,7 +285,9 @@ export class Simulation {
       if ((failures > 0 || timesOut) && !this.quiet) {
         if (!timesOut) this.planned.set(id, failures - 1);
         this.log(instance.name, timesOut ? `fail ${id} (message timeout)` : `fail ${id}`, true);
-        this.command(instance, 'fail', () => instance.spout.fail(id));
+        this.command(instance, 'fail', () =>
+          instance.spout.fail(id, { emitUnanchored: () => this.checker.fail('crash', `${instance.name} gave up ${id}, with unlimited retries`) }),
+        );
       } else {
         this.log(instance.name, `ack ${id}`, true);
         this.checker.onAck(shardId, sequenceNumber);

@@ -11,7 +11,7 @@ describe('configuration', () => {
     expect(config.applicationName).toBe('topo');
     expect(config.initialPosition).toBe('LATEST');
     expect(config.zookeeper).toEqual({ connect: '127.0.0.1:2181', sessionTimeoutMs: 10_000, root: '/kinesis-spout' });
-    expect(config.retry.maxRetries).toBe(-1);
+    expect(config.retry).toMatchObject({ maxRetries: 100, onExhausted: 'skip', deadLetterStream: 'deadLetter' });
     expect(config.outputFields).toEqual(['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp']);
     expect({ records: config.maxRecordsInMemory, bytes: config.maxBytesInMemory }).toEqual({ records: 20_000, bytes: 256 * 2 ** 20 });
   });
@@ -35,6 +35,9 @@ describe('configuration', () => {
     [{ ...minimal, applicationName: 'a', zookeeper: {} }, 'kinesis.spout.zookeeper.connect = (missing): is required'],
     [{ ...minimal }, 'kinesis.spout.applicationName = (missing): is required when the topology conf has no topology.name'],
     [{ ...minimal, applicationName: 'a', retry: { initialBackoffMs: 500, maxBackoffMs: 100 } }, 'kinesis.spout.retry.maxBackoffMs = 100: must be >= retry.initialBackoffMs (500)'],
+    [{ ...minimal, applicationName: 'a', retry: { onExhausted: 'drop' } }, 'kinesis.spout.retry.onExhausted = "drop": allowed: "skip", "deadLetter"'],
+    [{ ...minimal, applicationName: 'a', retry: { onExhausted: 'deadLetter', deadLetterStream: 'default' } }, 'kinesis.spout.retry.deadLetterStream = "default": must differ from outputStream'],
+    [{ ...minimal, applicationName: 'a', retry: { maxRetries: -2 } }, 'kinesis.spout.retry.maxRetries = -2: must be >= -1'],
   ])('rejects %j naming key, value and what is allowed', (raw, message) => {
     expect(() => validateConfig(raw as Record<string, unknown>)).toThrow(`bad configuration: ${message}`);
   });

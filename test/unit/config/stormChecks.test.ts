@@ -12,6 +12,18 @@ describe('checks against the topology', () => {
     expect(() => checkOutputFields(config(), context())).not.toThrow();
   });
 
+  it('with dead letters, also requires their stream declared with the output fields, attempts and lastFailureTime', () => {
+    const letters = config({ outputFields: ['data', 'shardId'], retry: { onExhausted: 'deadLetter', deadLetterStream: 'poison' } });
+    const tuples = { default: ['data', 'shardId'] };
+    expect(() => checkOutputFields(letters, context({ ...tuples, poison: ['data', 'shardId', 'attempts', 'lastFailureTime'] }))).not.toThrow();
+    expect(() => checkOutputFields(letters, context(tuples))).toThrow(/kinesis.spout.retry.deadLetterStream = "poison": the topology declares no such stream for this spout \(declared: default\)/);
+    expect(() => checkOutputFields(letters, context({ ...tuples, poison: ['data', 'shardId'] }))).toThrow(
+      /retry.onExhausted = "deadLetter": dead letters carry .*\["data","shardId","attempts","lastFailureTime"\]: must equal the fields the topology declares for stream "poison": \["data","shardId"\]/,
+    );
+    // Skipping needs no such stream.
+    expect(() => checkOutputFields(config({ outputFields: ['data', 'shardId'] }), context(tuples))).not.toThrow();
+  });
+
   it('warns when JSON data would meet Kryo without the json-smart classes registered', () => {
     expect(kryoWarning(config(), {})).toBeUndefined();
     expect(kryoWarning(config({ dataFormat: 'json' }), {})).toMatch(/topology.kryo.register lists .*JSONObject and .*JSONArray/);

@@ -112,6 +112,17 @@ describe('protocol', () => {
     expect(frames[3]).toEqual({ command: 'sync' });
   });
 
+  it('writes an unanchored emit without an id, on its stream, in reply to the command', () => {
+    const writes: string[] = [];
+    const out = new StormOutput((t) => writes.push(t));
+    out.beginCommand();
+    out.emitUnanchored(['k', 3, 1_700_000_000_000], 'deadLetter');
+    expect(writes).toEqual([]);
+    out.sync();
+    const frames = writes[0].split('\nend\n').filter(Boolean).map((f) => JSON.parse(f));
+    expect(frames).toEqual([{ command: 'emit', tuple: ['k', 3, 1_700_000_000_000], stream: 'deadLetter', need_task_ids: false }, { command: 'sync' }]);
+  });
+
   it('writes a log at once outside a command', () => {
     const writes: string[] = [];
     new StormOutput((t) => writes.push(t)).log('background', 2);
