@@ -7,6 +7,8 @@ import type { Scheduler } from '../core/scheduler';
 import { messageId, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
 import type { Coordinator } from './coordinator';
 import { retryDelayMs } from './inFlight';
+import { recordBytes } from './memory';
+import { ShardCounter, type SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
 
@@ -27,6 +29,7 @@ export class KinesisSpout {
   readonly counters: SpoutCounters = { emitted: 0, reemitted: 0, acked: 0, failed: 0, skipped: 0, ignoredAcks: 0 };
   private cursor = 0;
   private readonly reporter: Reporter;
+  private readonly metrics: SpoutMetrics;
 
   constructor(
     private readonly config: SpoutConfig,
@@ -35,6 +38,7 @@ export class KinesisSpout {
     private readonly scheduler: Scheduler,
   ) {
     this.reporter = new Reporter(logger, scheduler);
+    this.metrics = coordinator.metrics;
   }
 
   next(out: Emitter): void {
@@ -70,13 +74,18 @@ export class KinesisSpout {
     out.emit(messageId(shard.shardId, record.sequenceNumber), tuple, this.config.outputStream);
     if (retry) this.counters.reemitted += 1;
     else this.counters.emitted += 1;
+    this.metrics.emitted(shard.shardId, recordBytes(record), retry);
   }
 
   ack(id: unknown): void {
     const owned = this.locate(id, 'ack');
     if (!owned) return;
-    if (owned.shard.inFlight.ack(owned.sequenceNumber)) this.counters.acked += 1;
-    else this.counters.ignoredAcks += 1;
+    if (owned.shard.inFlight.ack(owned.sequenceNumber)) {
+      this.counters.acked += 1;
+      this.metrics.shard(owned.shard.shardId, ShardCounter.Acked);
+    } else {
+      this.counters.ignoredAcks += 1;
+    }
   }
 
   fail(id: unknown): void {
@@ -89,6 +98,7 @@ export class KinesisSpout {
       return;
     }
     this.counters.failed += 1;
+    this.metrics.shard(shard.shardId, ShardCounter.Failed);
     entry.outstanding = false;
     const now = this.scheduler.now();
     entry.attempts += 1;
@@ -98,6 +108,7 @@ export class KinesisSpout {
       const id = messageId(shard.shardId, sequenceNumber);
       this.reporter.error(`record ${id} failed ${entry.attempts} time(s), over retry.maxRetries=${retry.maxRetries}: skipped (not re-emitted)`);
       this.counters.skipped += 1;
+      this.metrics.shard(shard.shardId, ShardCounter.Skipped);
       shard.inFlight.ack(sequenceNumber);
       return;
     }
