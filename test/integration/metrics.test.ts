@@ -56,7 +56,7 @@ test('with the registration: frames to the registered names only, whose counters
   const put = await putRecords(suite.services.client, stream, records(60));
   const poison = idOf(put[1]);
   const failOnce = new Set(put.filter((_, i) => i % 3 === 0).map(idOf));
-  const driver = await spout(stream, uniqueName('app'), { retry: { maxRetries: 1, initialBackoffMs: 10, maxBackoffMs: 50 } }, withMetrics);
+  const driver = await spout(stream, uniqueName('app'), { retry: { maxRetries: 1, initialBackoffMs: 10, maxBackoffMs: 50 }, statsIntervalMs: 300 }, withMetrics);
   const failed = new Set<string>();
   const acked = new Set<string>();
   await driver.pump(() => acked.size === put.length - 1 && driver.errors.length === 1, {
@@ -106,6 +106,9 @@ test('with the registration: frames to the registered names only, whose counters
     expect(shardGauges[`${shardId}.millisBehindLatest`]).toBeGreaterThanOrEqual(0);
     expect(typeof shardGauges[`${shardId}.emittedRecordsPerSecond`]).toBe('number');
   }
+  // The stats log line goes on, and agrees.
+  await waitFor('a stats line with every ack', () => driver.lastStats()?.acked === expected.acked);
+  expect(driver.lastStats()).toMatchObject({ emitted: expected.emitted, reemitted: expected.retried, failed: expected.failed, skipped: expected.skipped });
   // Frames go out with replies to Storm's commands, at the interval (2 s bucket: every second), not with each one.
   expect(driver.metrics.length).toBeLessThan(driver.commandCount / 4);
 });
