@@ -5,6 +5,7 @@
  */
 import { createStream, listAllShards, putRecords, splitShard, type PutResult } from '../helpers/kinesisAdmin';
 import { idsOf, spoutSuite, uniqueName, waitFor } from '../helpers/fixture';
+import { KinesisFault, startHttpFaultProxy } from '../helpers/httpFaultProxy';
 import type { StormDriver } from '../helpers/stormDriver';
 
 const suite = spoutSuite();
@@ -136,6 +137,25 @@ test('a split: the parent counts as a reshard event and a lease given, then disa
   const perShard = summed(driver, REGISTRATION.shards);
   expect(perShard[`${parent}.emitted`]).toBe(20);
   expect(children.reduce((sum, c) => sum + perShard[`${c}.emitted`], 0)).toBe(40);
+});
+
+test('throttling that outlasts the SDK\'s retries and expired iterators are counted, from real AWS-shaped answers', async () => {
+  const stream = await newStream(1);
+  const put = await putRecords(suite.services.client, stream, records(30));
+  const proxy = await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 3 });
+  try {
+    // The SDK makes 3 attempts: 6 throttled answers in a row are 2 failed calls for the reader.
+    const throttled = proxy.inject({ operations: ['GetRecords'], times: 6, ...KinesisFault.Throttled });
+    const driver = await spout(stream, uniqueName('app'), { endpoint: proxy.endpoint }, withMetrics);
+    await driver.pump(() => driver.emits.length >= 10);
+    const expired = proxy.inject({ operations: ['GetRecords'], times: 2, ...KinesisFault.ExpiredIterator });
+    await driver.pump(() => new Set(idsOf(driver.emits)).size >= put.length && expired.injected === 2, { timeoutMs: 40_000 });
+    await pumpUntil(driver, 'the resets counted', () => summed(driver, REGISTRATION.process).iteratorResets === 2);
+    expect(throttled.injected).toBe(6);
+    expect(summed(driver, REGISTRATION.process)).toMatchObject({ throttledCalls: 2, iteratorResets: 2, emitted: 30 });
+  } finally {
+    await proxy.close();
+  }
 });
 
 test('without the registration, no metrics frame at all (a plain ShellSpout registers nothing)', async () => {
