@@ -6,6 +6,7 @@
 import { createStream, listAllShards, putRecords, splitShard, type PutResult } from '../helpers/kinesisAdmin';
 import { idsOf, spoutSuite, uniqueName, waitFor } from '../helpers/fixture';
 import { KinesisFault, startHttpFaultProxy } from '../helpers/httpFaultProxy';
+import { startTcpProxy } from '../helpers/tcpProxy';
 import type { StormDriver } from '../helpers/stormDriver';
 
 const suite = spoutSuite();
@@ -153,6 +154,26 @@ test('throttling that outlasts the SDK\'s retries and expired iterators are coun
     await pumpUntil(driver, 'the resets counted', () => summed(driver, REGISTRATION.process).iteratorResets === 2);
     expect(throttled.injected).toBe(6);
     expect(summed(driver, REGISTRATION.process)).toMatchObject({ throttledCalls: 2, iteratorResets: 2, emitted: 30 });
+  } finally {
+    await proxy.close();
+  }
+});
+
+test('zookeeperConnected falls to 0 while ZooKeeper cannot be reached, and comes back', async () => {
+  const stream = await newStream(1);
+  const proxy = await startTcpProxy(suite.services.zk.port);
+  try {
+    // A session that outlives the outage: the gauge tells a lost connection, not only a lost session.
+    const zookeeper = { connect: `127.0.0.1:${proxy.port}`, sessionTimeoutMs: 30_000, root: '/it' };
+    const driver = await spout(stream, uniqueName('app'), { zookeeper }, withMetrics);
+    const connected = () => lastGauges(driver, REGISTRATION.process).zookeeperConnected;
+    await pumpUntil(driver, 'connected', () => connected() === 1 && lastGauges(driver, REGISTRATION.process).shardsHeld === 1);
+    proxy.resetAll();
+    proxy.blackhole();
+    await pumpUntil(driver, 'disconnected', () => connected() === 0, 10_000);
+    proxy.restore();
+    await pumpUntil(driver, 'connected again', () => connected() === 1 && lastGauges(driver, REGISTRATION.process).shardsHeld === 1);
+    expect(driver.logText()).not.toMatch(/expired/);
   } finally {
     await proxy.close();
   }
