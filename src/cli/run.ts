@@ -12,9 +12,11 @@ import { realScheduler } from '../core/scheduler';
 import { describeError } from '../errors';
 import { createKinesisClient, type KinesisApi } from '../kinesis/client';
 import { FrameDecoder } from '../multilang/frames';
+import { metricsRegistration, metricsSendIntervalMs, type MetricsRegistration } from '../multilang/metricsRegistration';
 import { LogLevel, parseCommand, parseHandshake, StormOutput, taskPosition } from '../multilang/protocol';
 import { StormStdio } from '../multilang/stdio';
 import { Coordinator, type Logger } from '../spout/coordinator';
+import { viewOf } from '../spout/metrics';
 import { KinesisSpout } from '../spout/spout';
 
 const SHUTDOWN_TIMEOUT_MS = 5_000;
@@ -36,6 +38,9 @@ const logger: Logger = {
 let spout: KinesisSpout | undefined;
 let coordinator: Coordinator | undefined;
 let stopping = false;
+/** The Storm metrics to report to (none without the Java side's registration), and whether a send is due. */
+let metrics: MetricsRegistration | undefined;
+let metricsDue = false;
 
 /** How long a process that cannot go on waits for Storm to read why, before it exits anyway. */
 const FAILED_EXIT_AFTER_MS = 60_000;
@@ -97,6 +102,34 @@ function onHandshake(body: string): void {
   out.log(`kinesis-shell-spout task ${task.index + 1}/${task.count} reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`);
   coordinator.start();
   setInterval(() => logStats(config), config.statsIntervalMs).unref();
+  startMetrics(handshake.conf);
+}
+
+function startMetrics(conf: Record<string, unknown>): void {
+  try {
+    metrics = metricsRegistration(conf);
+  } catch (err) {
+    const message = describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, '');
+    out.error(message);
+    out.log(message, LogLevel.Error);
+    return;
+  }
+  if (!metrics) return;
+  const everyMs = metricsSendIntervalMs(metrics);
+  out.log(`reporting metrics ${metrics.process} and ${metrics.shards} every ${everyMs / 1000} s`);
+  setInterval(() => (metricsDue = true), everyMs).unref();
+}
+
+/**
+ * Sent within a command's reply: Storm reads our output only while it waits for a sync, so frames written
+ * while it is quiet (deactivated, nothing in flight) would pile up; the counts wait in memory instead.
+ */
+function sendMetrics(): void {
+  metricsDue = false;
+  if (!metrics || !coordinator || stopping) return;
+  const report = coordinator.metrics.take(viewOf(coordinator), realScheduler.now());
+  out.metrics(metrics.process, report.process);
+  out.metrics(metrics.shards, report.shards);
 }
 
 function logStats(config: SpoutConfig): void {
@@ -139,6 +172,7 @@ function onCommand(body: string): void {
     out.error(describeError(err));
     out.log(describeError(err), LogLevel.Error);
   }
+  if (metricsDue) sendMetrics();
   out.sync();
 }
 

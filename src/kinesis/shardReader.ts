@@ -18,8 +18,8 @@ const MIN_CALL_GAP_MS = 200;
 const ROOM_WAIT_MS = 50;
 
 export interface ShardReaderEvents {
-  /** Called after every successful GetRecords, with what it returned (possibly nothing). */
-  records(records: KinesisRecord[]): void;
+  /** Called after every successful GetRecords, with what it returned (possibly nothing) and how far behind the stream's tip it is. */
+  records(records: KinesisRecord[], millisBehindLatest: number | undefined): void;
   /** The shard is closed and read to its end; `children` from ChildShards (may be empty on emulators). */
   end(children: string[]): void;
   /**
@@ -29,6 +29,8 @@ export interface ShardReaderEvents {
   failed(err: unknown, consecutive: number): void;
   /** Called before each GetRecords (for the counters). */
   requested(): void;
+  /** The shard iterator expired and is sought again (for the metrics). */
+  iteratorReset?(): void;
   /** How many more records may be fetched now (asked right before each GetRecords); the reader waits while this is 0. */
   room(): number;
   log(level: LogLevel, message: string): void;
@@ -103,7 +105,7 @@ export class ShardReader {
           (r): KinesisRecord => ({ shardId, sequenceNumber: r.SequenceNumber!, partitionKey: r.PartitionKey!, data: r.Data ?? new Uint8Array(), arrivalMs: r.ApproximateArrivalTimestamp?.getTime() ?? 0 }),
         );
         if (records.length > 0) this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
-        events.records(records);
+        events.records(records, response.MillisBehindLatest);
         if (!response.NextShardIterator) {
           events.end((response.ChildShards ?? []).map((c) => c.ShardId!).filter(Boolean));
           return;
@@ -116,6 +118,7 @@ export class ShardReader {
         const name = errorName(err);
         if (name === 'ExpiredIteratorException') {
           events.log(LogLevel.Info, `iterator of ${shardId} expired; seeking again ${this.position.kind === 'AFTER' ? `after ${this.position.sequenceNumber}` : 'from the start position'}`);
+          events.iteratorReset?.();
         } else {
           this.failures += 1;
           const throttled = name === 'ProvisionedThroughputExceededException' || name === 'LimitExceededException';

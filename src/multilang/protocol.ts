@@ -129,6 +129,11 @@ export class StormOutput {
     this.send({ command: 'error', msg });
   }
 
+  /** Updates an `IShellMetric` the component registered as `name` (any other name kills the worker). */
+  metrics(name: string, params: unknown): void {
+    this.send({ command: 'metrics', name, params });
+  }
+
   private send(frame: unknown): void {
     this.pending += `${JSON.stringify(frame)}\nend\n`;
     if (!this.inCommand) this.flush(false);

@@ -17,6 +17,7 @@ import { listingIsStale, planLeases, readableShards, type ShardNode } from './as
 import { identityMismatch, joinSession, type Member, type Session } from './joining';
 import { HeldShards, type IoCounters } from './heldShards';
 import type { LateOutcomes } from './lateOutcomes';
+import { isThrottling, ProcessCounter, SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
 
@@ -40,6 +41,8 @@ const REPORT_AFTER_FAILURES = 3;
 
 export class Coordinator {
   readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
+  /** What Storm's metrics get (contract C2); taken by whoever sends them. */
+  readonly metrics: SpoutMetrics;
   private readonly held: HeldShards;
   private readonly stream: StreamRef;
   private readonly member: Member;
@@ -65,8 +68,10 @@ export class Coordinator {
     this.stream = { streamName: streamNameOf(deps.config), streamArn: deps.config.streamArn };
     this.member = { taskCount: 1, ...deps.member };
     this.reporter = new Reporter(deps.logger, deps.scheduler);
+    this.metrics = new SpoutMetrics(deps.scheduler.now());
     this.held = new HeldShards({
       ...deps,
+      metrics: this.metrics,
       reporter: this.reporter,
       stream: this.stream,
       streamLabel: this.streamLabel,
@@ -125,6 +130,11 @@ export class Coordinator {
 
   get isActive(): boolean {
     return this.active;
+  }
+
+  /** True while this process has a ZooKeeper session and is connected to it. */
+  get zookeeperConnected(): boolean {
+    return this.session?.zk.connectionState === 'connected';
   }
 
   /** Records of all held shards in memory (prefetched, in flight, acked behind an unacked one). */
@@ -227,6 +237,7 @@ export class Coordinator {
 
   private assignmentFailed(err: unknown): void {
     this.failedAssignments += 1;
+    if (isThrottling(err)) this.metrics.count(ProcessCounter.ThrottledCalls);
     const message = `shard assignment failed (${this.failedAssignments} time(s) in a row): ${describeError(err)}`;
     if (err instanceof SpoutError && err.code === ErrorCode.ZooKeeper) {
       if (this.failedAssignments >= REPORT_AFTER_FAILURES) this.reporter.problem('assign', `${message}; check that ZooKeeper at ${this.deps.config.zookeeper.connect} is healthy`);
@@ -388,6 +399,7 @@ export class Coordinator {
         const last = known.map((s) => s.shardId).sort().pop()!;
         if ((await listShardsAfter(this.deps.kinesis, this.stream, last)).length > 0) this.shardList = undefined;
       } catch (err) {
+        if (isThrottling(err)) this.metrics.count(ProcessCounter.ThrottledCalls);
         this.log(LogLevel.Warn, `checking for new shards failed: ${describeError(err)}`);
         return;
       }

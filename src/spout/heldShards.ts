@@ -16,6 +16,7 @@ import { LogLevel } from '../multilang/protocol';
 import type { Session } from './joining';
 import { LateOutcomes } from './lateOutcomes';
 import { fetchRoom, heldIn, type Held } from './memory';
+import { isThrottling, ProcessCounter, type SpoutMetrics } from './metrics';
 import { OwnedShard } from './ownedShard';
 import type { Reporter } from './reporting';
 
@@ -40,6 +41,7 @@ export interface HeldShardsDeps {
   /** How the stream is named in messages. */
   streamLabel: string;
   io: IoCounters;
+  metrics: SpoutMetrics;
   isActive(): boolean;
   /** Something changed that the assignment should look at (a shard finished or was released). */
   changed(): void;
@@ -104,6 +106,7 @@ export class HeldShards {
   private letGo(shard: OwnedShard): void {
     if (this.byId.get(shard.shardId) !== shard) return;
     this.byId.delete(shard.shardId);
+    this.deps.metrics.count(ProcessCounter.LeasesGiven);
     this.lastLetGo.set(shard.shardId, ++this.letGoCount);
     this.lateOutcomes.expect([...shard.inFlight.outstanding()].map((seq) => `${shard.shardId}:${seq}`), this.now);
   }
@@ -112,6 +115,7 @@ export class HeldShards {
   async start(session: Session, shardId: string): Promise<void> {
     const shard = new OwnedShard(shardId, this.now);
     this.byId.set(shardId, shard);
+    this.deps.metrics.leaseTaken(shardId);
     try {
       const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
       if (this.byId.get(shardId) !== shard) return;
@@ -139,7 +143,7 @@ export class HeldShards {
   }
 
   private readerFor(shard: OwnedShard, from: Exclude<Position, { kind: 'SHARD_END' }>): ShardReader {
-    const { config } = this.deps;
+    const { config, metrics } = this.deps;
     const current = () => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading';
     return new ShardReader({
       kinesis: this.deps.kinesis,
@@ -150,17 +154,21 @@ export class HeldShards {
       maxRecordsPerRequest: config.maxRecordsPerRequest,
       idlePollIntervalMs: config.idlePollIntervalMs,
       events: {
-        records: (records: KinesisRecord[]) => {
+        records: (records: KinesisRecord[], millisBehindLatest) => {
           shard.reserved = 0;
-          if (current()) shard.push(records);
+          if (!current()) return;
+          shard.push(records);
+          metrics.lag(shard.shardId, millisBehindLatest);
         },
         end: (children) => {
           if (!current()) return;
+          metrics.count(ProcessCounter.ReshardEvents);
           this.log(LogLevel.Info, `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`);
           this.drain(shard);
         },
         failed: (err, consecutive) => {
           shard.reserved = 0;
+          if (isThrottling(err)) metrics.count(ProcessCounter.ThrottledCalls);
           if (!current()) return;
           const problem = kinesisProblem(err, this.deps.streamLabel);
           if (consecutive >= problem.reportAfter) this.deps.reporter.problem(`kinesis:${problem.name}`, `reading ${shard.shardId} failed ${consecutive} time(s) in a row: ${describeError(err)}; ${problem.fix}; still retrying`);
@@ -177,6 +185,7 @@ export class HeldShards {
         requested: () => {
           this.deps.io.getRecords += 1;
         },
+        iteratorReset: () => metrics.count(ProcessCounter.IteratorResets),
       },
     });
   }

@@ -9,6 +9,8 @@ import type { Coordinator } from './coordinator';
 import { LogLevel } from '../multilang/protocol';
 import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
 import { retryDelayMs } from './inFlight';
+import { recordBytes } from './memory';
+import { ShardCounter, type SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
 
@@ -36,6 +38,7 @@ export class KinesisSpout {
   readonly counters: SpoutCounters = { emitted: 0, reemitted: 0, acked: 0, failed: 0, skipped: 0, deadLettered: 0, ignoredAcks: 0 };
   private cursor = 0;
   private readonly reporter: Reporter;
+  private readonly metrics: SpoutMetrics;
 
   constructor(
     private readonly config: SpoutConfig,
@@ -44,6 +47,7 @@ export class KinesisSpout {
     private readonly scheduler: Scheduler,
   ) {
     this.reporter = new Reporter(logger, scheduler);
+    this.metrics = coordinator.metrics;
   }
 
   next(out: Emitter): void {
@@ -79,13 +83,18 @@ export class KinesisSpout {
     out.emit(messageId(shard.shardId, record.sequenceNumber), tuple, this.config.outputStream);
     if (retry) this.counters.reemitted += 1;
     else this.counters.emitted += 1;
+    this.metrics.emitted(shard.shardId, recordBytes(record), retry);
   }
 
   ack(id: unknown): void {
     const owned = this.locate(id, 'ack');
     if (!owned) return;
-    if (owned.shard.inFlight.ack(owned.sequenceNumber)) this.counters.acked += 1;
-    else this.counters.ignoredAcks += 1;
+    if (owned.shard.inFlight.ack(owned.sequenceNumber)) {
+      this.counters.acked += 1;
+      this.metrics.shard(owned.shard.shardId, ShardCounter.Acked);
+    } else {
+      this.counters.ignoredAcks += 1;
+    }
   }
 
   fail(id: unknown, out: UnanchoredEmitter): void {
@@ -98,6 +107,7 @@ export class KinesisSpout {
       return;
     }
     this.counters.failed += 1;
+    this.metrics.shard(shard.shardId, ShardCounter.Failed);
     entry.outstanding = false;
     const now = this.scheduler.now();
     entry.attempts += 1;
@@ -128,12 +138,14 @@ export class KinesisSpout {
       const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
       out.emitUnanchored(deadLetterTuple(tuple, attempts, this.scheduler.wallNow()), retry.deadLetterStream);
       this.counters.deadLettered += 1;
+      this.metrics.shard(shard.shardId, ShardCounter.DeadLettered);
     }
     const given = `record ${id} failed ${attempts} time(s), over retry.maxRetries=${retry.maxRetries}`;
     // A dead letter reaches the topology, which stores it: a log line. A skipped record is gone: an error, each time.
     if (deadLetter) this.reporter.log(LogLevel.Warn, `${given}: emitted on stream "${retry.deadLetterStream}"`);
     else this.reporter.error(`${given}: skipped (not re-emitted)`);
     this.counters.skipped += 1;
+    this.metrics.shard(shard.shardId, ShardCounter.Skipped);
     shard.inFlight.ack(record.sequenceNumber);
   }
 

@@ -68,6 +68,8 @@ export class StormDriver {
   readonly emits: Emit[] = [];
   readonly logs: { msg: string; level: number; at: number }[] = [];
   readonly errors: string[] = [];
+  /** `metrics` frames, as ShellSpout hands them to the registered IShellMetric. */
+  readonly metrics: { name: string; params: unknown; commandCount: number }[] = [];
   /** Every frame received, in order (for protocol assertions). */
   readonly frames: Record<string, unknown>[] = [];
   readonly stderr: string[] = [];
@@ -158,6 +160,9 @@ export class StormDriver {
         break;
       case 'error':
         this.errors.push(frame.msg as string);
+        break;
+      case 'metrics':
+        this.metrics.push({ name: frame.name as string, params: frame.params, commandCount: this.commandCount });
         break;
       case 'sync': {
         const waiting = this.waiting;
