@@ -257,3 +257,36 @@ test('reset to a sequence number resumes after that record; clear errors for an 
   await restarted.next();
   expect(emittedIds(restarted.emits)).toEqual(put.slice(2).map((r) => `${r.shardId}:${r.sequenceNumber}`));
 });
+
+test('a reset is one transaction: a lease taken, a checkpoint moved or created since the plan, and nothing is written', async () => {
+  const { CoordinationStore } = await import('../../src/coordination/store');
+  const zk = suite.services.inspector;
+  const base = `/it/${uniqueName('txn')}/stream`;
+  const tool = new CoordinationStore(zk, base, 'tool-test');
+  const spoutTask = new CoordinationStore(zk, base, 'task0-h-1-s');
+  await tool.ensureLayout();
+  const a = await spoutTask.checkpointOrStart('a', { kind: 'AFTER', sequenceNumber: '10' });
+  const reset = (version: number | undefined, shardId = 'a') => ({ shardId, position: { kind: 'TRIM_HORIZON' } as const, checkpointVersion: version, removeFinished: false, removeEnded: false });
+
+  expect(await spoutTask.acquireLease('a')).toBe(true);
+  expect(await tool.resetCheckpoints([reset(undefined, 'b'), reset(a.version)], true)).toBe(false);
+  expect(await tool.readCheckpoint('a')).toEqual(a);
+  expect(await tool.readCheckpoint('b')).toBeUndefined();
+  // --force writes whoever holds the lease.
+  expect(await tool.resetCheckpoints([reset(a.version)], false)).toBe(true);
+  await spoutTask.releaseLease('a');
+
+  const moved = await tool.readCheckpoint('a');
+  await spoutTask.writeCheckpoint('a', { kind: 'AFTER', sequenceNumber: '20' }, moved!.version);
+  expect(await tool.resetCheckpoints([reset(undefined, 'b'), reset(moved!.version)], true)).toBe(false);
+  expect(await tool.readCheckpoint('b')).toBeUndefined();
+  await spoutTask.checkpointOrStart('b', { kind: 'TRIM_HORIZON' });
+  expect(await tool.resetCheckpoints([reset(undefined, 'b')], true)).toBe(false);
+
+  const current = await tool.readCheckpoint('a');
+  expect(await tool.resetCheckpoints([reset(current!.version), reset(undefined, 'c')], true)).toBe(true);
+  expect((await tool.checkpointRecord('a'))).toMatchObject({ position: { kind: 'TRIM_HORIZON' }, writer: 'tool-test' });
+  expect((await tool.readCheckpoint('c'))?.position).toEqual({ kind: 'TRIM_HORIZON' });
+  expect(await zk.getChildren(`${base}/leases`)).toEqual([]);
+  await zk.removeTree(`/it/${base.split('/')[2]}`);
+});
