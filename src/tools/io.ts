@@ -6,7 +6,7 @@ export interface ToolIo {
   readonly interactive: boolean;
   /** The next line typed on stdin; undefined at end of input. */
   readLine(): Promise<string | undefined>;
-  /** Resolves at Ctrl-C (SIGINT) or SIGTERM. */
-  interrupted: Promise<void>;
+  /** Resolves at Ctrl-C (SIGINT) or SIGTERM; until first asked, those end the process as usual. */
+  interrupted(): Promise<void>;
   now(): number;
 }

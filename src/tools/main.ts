@@ -1,6 +1,7 @@
 /** The tools' entry: parses the command line, runs `status` or `reset`, maps outcomes to exit codes. */
 import { createInterface } from 'node:readline';
 import { describeError } from '../errors';
+import { kinesisProblem } from '../kinesis/errors';
 import { parseToolArgs, USAGE } from './args';
 import { ExitCode, ToolError } from './exitCodes';
 import type { ToolIo } from './io';
@@ -17,10 +18,7 @@ export function isTool(arg: string | undefined): arg is ToolName {
 /** The terminal of a real process. */
 export function processIo(): ToolIo {
   let lines: AsyncIterator<string> | undefined;
-  const interrupted = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
+  let interrupted: Promise<void> | undefined;
   return {
     out: (text) => process.stdout.write(text.endsWith('\n') || text.endsWith(': ') ? text : `${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
@@ -30,7 +28,11 @@ export function processIo(): ToolIo {
       const next = await lines.next();
       return next.done ? undefined : next.value;
     },
-    interrupted,
+    interrupted: () =>
+      (interrupted ??= new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      })),
     now: () => Date.now(),
   };
 }
@@ -54,7 +56,9 @@ export async function runTool(tool: ToolName, args: readonly string[], io: ToolI
       if (err.exitCode === ExitCode.Usage && fromArgs) io.err(`\n${USAGE}`);
       return err.exitCode;
     }
-    io.err(`kinesis-spout ${tool} failed: ${describeError(err)}`);
+    const problem = kinesisProblem(err, 'the stream');
+    const fix = (err as { $metadata?: unknown })?.$metadata !== undefined && !problem.transient ? `; ${problem.fix}` : '';
+    io.err(`kinesis-spout ${tool} failed: ${describeError(err)}${fix}`);
     return ExitCode.Failed;
   }
 }

@@ -39,7 +39,7 @@ export async function runStatus(options: StatusOptions, io: ToolIo): Promise<num
       return ExitCode.Ok;
     }
     let stopped = false;
-    void io.interrupted.then(() => (stopped = true));
+    void io.interrupted().then(() => (stopped = true));
     while (!stopped) {
       try {
         const report = await statusOnce(app, io.now);
@@ -50,7 +50,7 @@ export async function runStatus(options: StatusOptions, io: ToolIo): Promise<num
         // A ZooKeeper or Kinesis hiccup should not end a watch: say it and try again at the next round.
         io.err(`status failed: ${describeError(err)}; trying again in ${options.watchSeconds} s`);
       }
-      await Promise.race([new Promise((r) => setTimeout(r, options.watchSeconds! * 1000)), io.interrupted]);
+      await Promise.race([new Promise((r) => setTimeout(r, options.watchSeconds! * 1000)), io.interrupted()]);
     }
     return ExitCode.Ok;
   } finally {
