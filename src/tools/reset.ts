@@ -52,7 +52,8 @@ export async function runReset(options: ResetOptions, io: ToolIo): Promise<numbe
     }
     const warning = options.force ? forceWarning(plan) : undefined;
     if (warning) io.out(warning);
-    if (options.to.kind === 'AFTER') await checkSequenceNumber(app, plan.changes.find((c) => c.to.kind === 'AFTER')?.shardId ?? options.shards![0], options.to.sequenceNumber);
+    // planReset allows a sequence number only with exactly one shard named.
+    if (options.to.kind === 'AFTER') await checkSequenceNumber(app, options.shards![0], options.to.sequenceNumber);
     if (!options.yes) {
       io.out(`Write ${plan.changes.length} checkpoint(s)? Type yes to go on: `);
       const answer = (await io.readLine())?.trim();

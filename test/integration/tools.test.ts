@@ -76,11 +76,14 @@ async function newStream(shards: number): Promise<string> {
 const shardIdsOf = async (stream: string) => (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!).sort();
 
 /** A stream split once, read to the end by a spout: parent finished, both children checkpointed. */
-async function splitAndRead(app: string): Promise<{ stream: string; driver: StormDriver; parent: string; children: string[]; ids: string[] }> {
+async function splitAndRead(app: string): Promise<{ stream: string; driver: StormDriver; parent: string; children: string[]; ids: string[]; afterSplit: Date; childIds: string[] }> {
   const stream = await newStream(1);
   const [parent] = await shardIdsOf(stream);
   const before = await putRecords(suite.services.client, stream, records(10, 'before'));
   const children = await splitShard(suite.services.client, stream, parent);
+  await new Promise((r) => setTimeout(r, 200));
+  const afterSplit = new Date();
+  await new Promise((r) => setTimeout(r, 200));
   const after = await putRecords(suite.services.client, stream, records(10, 'after'));
   const driver = await suite.spout(stream, app);
   const ids = [...before, ...after].map((r) => `${r.shardId}:${r.sequenceNumber}`);
@@ -90,7 +93,7 @@ async function splitAndRead(app: string): Promise<{ stream: string; driver: Stor
     const report = await status(config);
     return shardOf(report, parent).state === 'finished' && children.every((c) => shardOf(report, c).checkpoint?.text.startsWith('after '));
   });
-  return { stream, driver, parent, children, ids };
+  return { stream, driver, parent, children, ids, afterSplit, childIds: after.map((r) => `${r.shardId}:${r.sequenceNumber}`) };
 }
 
 const emittedIds = (emits: Emit[]) => emits.map((e) => e.id);
@@ -186,6 +189,26 @@ test('reset is refused while a lease is held; with --force it writes, and the sp
   const lastParent = again.emits.map((e) => e.id.startsWith(`${parent}:`)).lastIndexOf(true);
   const firstChild = again.emits.findIndex((e) => !e.id.startsWith(`${parent}:`));
   expect(lastParent).toBeLessThan(firstChild);
+});
+
+test('a reset to a time between the split and the records after it: the finished parent is read to its end again and finished, only newer records are emitted', async () => {
+  const app = uniqueName('app');
+  const { stream, driver, parent, children, afterSplit, childIds } = await splitAndRead(app);
+  await driver.stop();
+  const config = configFile(stream, app, false);
+  const reset = await runTool(['reset', '--config', config, '--to', afterSplit.toISOString(), '--yes']);
+  expect(reset.code).toBe(0);
+  expect(reset.stdout).toContain(`${parent}: SHARD_END (finished) -> at ${afterSplit.toISOString()} (finished marker removed) [all shards]`);
+  const waiting = await status(config);
+  expect(shardOf(waiting, parent).state).toBe('closed');
+  for (const child of children) expect(shardOf(waiting, child)).toMatchObject({ state: 'waiting on parents', checkpoint: { text: `at ${afterSplit.toISOString()}` } });
+
+  const again = await suite.spout(stream, app);
+  await again.pump(() => again.emits.length >= childIds.length, { timeoutMs: 60_000 });
+  await new Promise((r) => setTimeout(r, 1_000));
+  await again.next();
+  expect(emittedIds(again.emits).sort()).toEqual([...childIds].sort());
+  await waitFor('the parent finished again', async () => shardOf(await status(config), parent).state === 'finished');
 });
 
 test('after a stop: the question is asked and "no" writes nothing; "yes" resets to LATEST and only newer records are read', async () => {
