@@ -2,7 +2,7 @@
 export interface ToolIo {
   out(text: string): void;
   err(text: string): void;
-  /** True when stdout is a terminal (redraws clear the screen). */
+  /** True when a person types and reads (stdin and stdout are a terminal): redraws clear the screen, answers echo. */
   readonly interactive: boolean;
   /** The next line typed on stdin; undefined at end of input. */
   readLine(): Promise<string | undefined>;

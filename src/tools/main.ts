@@ -22,7 +22,7 @@ export function processIo(): ToolIo {
   return {
     out: (text) => process.stdout.write(text.endsWith('\n') || text.endsWith(': ') ? text : `${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
-    interactive: process.stdout.isTTY === true,
+    interactive: process.stdout.isTTY === true && process.stdin.isTTY === true,
     async readLine() {
       lines ??= createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]();
       const next = await lines.next();

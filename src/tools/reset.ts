@@ -57,6 +57,8 @@ export async function runReset(options: ResetOptions, io: ToolIo): Promise<numbe
     if (!options.yes) {
       io.out(`Write ${plan.changes.length} checkpoint(s)? Type yes to go on: `);
       const answer = (await io.readLine())?.trim();
+      // A terminal echoed the answer and its newline; piped input did not.
+      if (!io.interactive) io.out('\n');
       if (answer !== 'yes') {
         io.out('not confirmed: nothing written');
         return ExitCode.NotConfirmed;
