@@ -1,6 +1,6 @@
 /** Pure: the status report (the `--json` shape) and its human table. */
 import type { SpoutConfig } from '../config/config';
-import { describePosition, type Bootstrap } from '../core/position';
+import { describePosition, type Bootstrap, type Position } from '../core/position';
 import type { ShardLag } from './lag';
 import type { ApplicationSnapshot } from './snapshot';
 import { ShardState, type ShardOwner, type ShardStatus } from './shardStates';
@@ -25,7 +25,7 @@ export interface StatusReport {
     parents: string[];
     waitingOn: string[];
     owner: ShardOwner | null;
-    checkpoint: { position: ShardStatus['startsAt']; text: string; updatedAt: string | null; ageMs: number | null; writer: string | null } | null;
+    checkpoint: { position: Position; text: string; updatedAt: string | null; ageMs: number | null; writer: string | null } | null;
     /** Where a shard with no checkpoint yet will start. */
     startsAt: string | null;
     lag: ShardLag | null;
