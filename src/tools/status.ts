@@ -2,7 +2,7 @@
 import type { Position } from '../core/position';
 import { describeError } from '../errors';
 import { openApplication, readToolConfig, type Application } from './application';
-import { ExitCode } from './exitCodes';
+import { ExitCode, ToolError } from './exitCodes';
 import type { ToolIo } from './io';
 import { lagOf } from './lag';
 import { ShardState, shardStatuses } from './shardStates';
@@ -31,7 +31,8 @@ export async function statusOnce(app: Application, now: () => number): Promise<S
 }
 
 export async function runStatus(options: StatusOptions, io: ToolIo): Promise<number> {
-  const app = await openApplication(readToolConfig(options.config));
+  const config = readToolConfig(options.config);
+  let app: Application | undefined = await openApplication(config);
   try {
     const show = (report: StatusReport) => io.out(options.json ? JSON.stringify(report) : renderStatus(report));
     if (options.watchSeconds === undefined) {
@@ -42,18 +43,24 @@ export async function runStatus(options: StatusOptions, io: ToolIo): Promise<num
     void io.interrupted().then(() => (stopped = true));
     while (!stopped) {
       try {
+        // A watch outlives a ZooKeeper session that expired during an outage: it opens a new one.
+        app ??= await openApplication(config);
         const report = await statusOnce(app, io.now);
         if (!options.json && io.interactive) io.out(CLEAR_SCREEN);
         show(report);
         if (!options.json) io.out(`\n(every ${options.watchSeconds} s; Ctrl-C to stop)\n`);
       } catch (err) {
         // A ZooKeeper or Kinesis hiccup should not end a watch: say it and try again at the next round.
-        io.err(`status failed: ${describeError(err)}; trying again in ${options.watchSeconds} s`);
+        io.err(`status failed: ${err instanceof ToolError ? err.message : describeError(err)}; trying again in ${options.watchSeconds} s`);
+        if (app && (app.zk.connectionState === 'expired' || app.zk.connectionState === 'closed')) {
+          app.close();
+          app = undefined;
+        }
       }
       await Promise.race([new Promise((r) => setTimeout(r, options.watchSeconds! * 1000)), io.interrupted()]);
     }
     return ExitCode.Ok;
   } finally {
-    app.close();
+    app?.close();
   }
 }

@@ -10,6 +10,9 @@ import { createStream, listAllShards, putRecords, splitShard } from '../helpers/
 import { readJson, spoutConf, spoutSuite, stateBase, uniqueName, waitFor } from '../helpers/fixture';
 import { ENTRY_SCRIPT, type Emit, type StormDriver } from '../helpers/stormDriver';
 import type { StatusReport } from '../../src/tools/statusView';
+import { CoordinationStore } from '../../src/coordination/store';
+import { ZkSession } from '../../src/coordination/zk';
+import { startZooKeeper } from '../helpers/zookeeperServer';
 
 const suite = spoutSuite();
 const dirs: string[] = [];
@@ -282,7 +285,6 @@ test('reset to a sequence number resumes after that record; clear errors for an 
 });
 
 test('a reset is one transaction: a lease taken, a checkpoint moved or created since the plan, and nothing is written', async () => {
-  const { CoordinationStore } = await import('../../src/coordination/store');
   const zk = suite.services.inspector;
   const base = `/it/${uniqueName('txn')}/stream`;
   const tool = new CoordinationStore(zk, base, 'tool-test');
@@ -312,4 +314,40 @@ test('a reset is one transaction: a lease taken, a checkpoint moved or created s
   expect((await tool.readCheckpoint('c'))?.position).toEqual({ kind: 'TRIM_HORIZON' });
   expect(await zk.getChildren(`${base}/leases`)).toEqual([]);
   await zk.removeTree(`/it/${base.split('/')[2]}`);
+});
+
+test('status --watch outlives a ZooKeeper outage longer than its session: it reports the failures and opens a new session', async () => {
+  const zk = await startZooKeeper();
+  const stream = await newStream(1);
+  const app = uniqueName('app');
+  const session = await ZkSession.connect({ connect: zk.connectString, sessionTimeoutMs: 4_000 });
+  const store = new CoordinationStore(session, `/it/${app}/${stream}`, 'test');
+  await store.ensureLayout();
+  await store.bootstrap({ v: 1, firstStartMs: Date.now(), initialPosition: 'TRIM_HORIZON', streamArn: 'arn:test', streamCreatedMs: 0, shardsAtStart: [], openAtStart: [] });
+  session.close();
+  const dir = mkdtempSync(join(tmpdir(), 'tools-'));
+  dirs.push(dir);
+  const config = join(dir, 'conf.json');
+  writeFileSync(config, JSON.stringify({ ...spoutConf(suite.services, stream, app), zookeeper: { connect: zk.connectString, sessionTimeoutMs: 4_000, root: '/it' } }));
+  const child = spawn(process.execPath, [ENTRY_SCRIPT, 'status', '--config', config, '--json', '--watch', '1'], { env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const reports = () => stdout.split('\n').filter(Boolean).length;
+  try {
+    await waitFor('a first report', () => reports() >= 1);
+    await zk.stop();
+    await new Promise((r) => setTimeout(r, 8_000));
+    const before = reports();
+    await zk.restart();
+    await waitFor('a report after the outage', () => reports() > before, 30_000);
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(stderr).toContain('status failed');
+  } finally {
+    child.kill('SIGKILL');
+    await zk.stop();
+  }
 });
