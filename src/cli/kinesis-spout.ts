@@ -1,4 +1,10 @@
-/** Entry point run by Storm's ShellSpout: `node kinesis-spout.cjs [config.json]`. */
+/**
+ * Entry point. Run by Storm's ShellSpout as `node kinesis-spout.cjs [config.json]`: the spout. Run by an
+ * operator as `kinesis-spout status|reset ...` (the npm bin, or the jar's KinesisSpoutTool): a tool.
+ */
+import { isTool, runToolProcess } from '../tools/main';
 import { runSpout } from './run';
 
-runSpout();
+const [first, ...rest] = process.argv.slice(2);
+if (isTool(first)) runToolProcess(first, rest);
+else runSpout();

@@ -10,7 +10,7 @@
  */
 import { ErrorCode, SpoutError } from '../errors';
 import { isPosition, type Bootstrap, type Position } from '../core/position';
-import type { ZooKeeper } from './zooKeeper';
+import type { TxOp, ZooKeeper } from './zooKeeper';
 
 export interface Checkpoint {
   position: Position;
@@ -29,6 +29,33 @@ interface StoredCheckpoint {
   position: Position;
   owner: string;
   updatedAt: string;
+}
+
+/** A checkpoint with who wrote it and when, as the operator tools show it. */
+export interface CheckpointRecord extends Checkpoint {
+  /** Member id (or tool) that wrote it last. */
+  writer?: string;
+  /** Wall-clock time of that write (ISO-8601), when the node says. */
+  updatedAt?: string;
+}
+
+/** A live member as its node describes it. */
+export interface MemberRecord extends Partial<MemberInfo> {
+  memberId: string;
+  since?: string;
+}
+
+/**
+ * One shard's part of an operator's reset: its new checkpoint (created when it has none), and the
+ * finished/ended markers removed when it will be read again.
+ */
+export interface CheckpointReset {
+  shardId: string;
+  position: Position;
+  /** Version of the checkpoint read when planning; undefined when it had none (created). */
+  checkpointVersion: number | undefined;
+  removeFinished: boolean;
+  removeEnded: boolean;
 }
 
 const encode = (value: object): Buffer => Buffer.from(JSON.stringify(value));
@@ -77,13 +104,31 @@ export class CoordinationStore {
     return decode<Bootstrap>(path, stored.data);
   }
 
+  /** The bootstrap record, or undefined when the application never started (nothing is created). */
+  async readBootstrap(): Promise<Bootstrap | undefined> {
+    const path = `${this.base}/bootstrap`;
+    const node = await this.zk.getData(path);
+    return node && decode<Bootstrap>(path, node.data);
+  }
+
   async readCheckpoint(shardId: string): Promise<Checkpoint | undefined> {
+    const record = await this.checkpointRecord(shardId);
+    return record && { position: record.position, version: record.version };
+  }
+
+  /** The checkpoint with its writer and time (for the operator tools). */
+  async checkpointRecord(shardId: string): Promise<CheckpointRecord | undefined> {
     const path = this.path('checkpoints', shardId);
     const node = await this.zk.getData(path);
     if (!node) return undefined;
-    const { position } = decode<StoredCheckpoint>(path, node.data);
+    const { position, owner, updatedAt } = decode<StoredCheckpoint>(path, node.data);
     if (!isPosition(position)) throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no valid position (${JSON.stringify(position)}): remove it or fix it by hand`);
-    return { position, version: node.version };
+    return { position, version: node.version, writer: typeof owner === 'string' ? owner : undefined, updatedAt: typeof updatedAt === 'string' ? updatedAt : undefined };
+  }
+
+  /** Shards with a checkpoint node. */
+  async checkpointedShards(): Promise<Set<string>> {
+    return new Set(await this.zk.getChildren(`${this.base}/checkpoints`));
   }
 
   /** The shard's checkpoint; when it has none, `start` is written as its first one (before any emit). */
@@ -186,6 +231,52 @@ export class CoordinationStore {
 
   async members(watch?: () => void): Promise<string[]> {
     return (await this.zk.getChildren(`${this.base}/members`, watch)).sort();
+  }
+
+  /** The live members with what their nodes say (task, host, pid, since); an unreadable node gives its id alone. */
+  async memberRecords(): Promise<MemberRecord[]> {
+    const records = await Promise.all(
+      (await this.members()).map(async (memberId): Promise<MemberRecord | undefined> => {
+        const path = this.path('members', memberId);
+        const node = await this.zk.getData(path);
+        if (!node) return undefined;
+        try {
+          const { taskIndex, host, pid, since } = decode<{ v: 1 } & Partial<MemberInfo> & { since?: string }>(path, node.data);
+          return {
+            memberId,
+            taskIndex: typeof taskIndex === 'number' ? taskIndex : undefined,
+            host: typeof host === 'string' ? host : undefined,
+            pid: typeof pid === 'number' ? pid : undefined,
+            since: typeof since === 'string' ? since : undefined,
+          };
+        } catch (err) {
+          if (!(err instanceof SpoutError)) throw err;
+          return { memberId };
+        }
+      }),
+    );
+    return records.filter((r): r is MemberRecord => r !== undefined);
+  }
+
+  /**
+   * An operator's reset, all shards in one transaction: nothing is written unless every checkpoint is still
+   * at the version it was planned from (or still absent) and every marker to remove is still there. With
+   * `whileNoLease`, each shard's lease is created and removed inside the same transaction, so it also fails
+   * when any of them is held at that moment. Resolves false when nothing was written.
+   */
+  async resetCheckpoints(resets: readonly CheckpointReset[], whileNoLease: boolean): Promise<boolean> {
+    const ops: TxOp[] = [];
+    for (const reset of resets) {
+      const lease = this.path('leases', reset.shardId);
+      if (whileNoLease) ops.push({ op: 'create', path: lease, data: encode({ v: 1, owner: this.memberId, acquiredAt: new Date().toISOString() }), ephemeral: true });
+      const checkpoint = this.path('checkpoints', reset.shardId);
+      const data = encode(this.stored(reset.position));
+      ops.push(reset.checkpointVersion === undefined ? { op: 'create', path: checkpoint, data } : { op: 'set', path: checkpoint, data, version: reset.checkpointVersion });
+      if (reset.removeFinished) ops.push({ op: 'remove', path: this.path('finished', reset.shardId), version: -1 });
+      if (reset.removeEnded) ops.push({ op: 'remove', path: this.path('ended', reset.shardId), version: -1 });
+      if (whileNoLease) ops.push({ op: 'remove', path: lease, version: 0 });
+    }
+    return ops.length === 0 || this.zk.transaction(ops);
   }
 
   private stored(position: Position): StoredCheckpoint {

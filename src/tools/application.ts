@@ -1,0 +1,98 @@
+/**
+ * Opens what the tools look at: the configuration (the spout's own `loadConfig`), a ZooKeeper session, the
+ * application's state under `<root>/<applicationName>/<streamName>` (read through the spout's store) and a
+ * Kinesis client. Nothing is created: an application that never started is an error, not a new one.
+ */
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { loadConfig, streamNameOf, type SpoutConfig } from '../config/config';
+import { basePath, CoordinationStore } from '../coordination/store';
+import { ZkSession } from '../coordination/zk';
+import type { ZooKeeper } from '../coordination/zooKeeper';
+import type { Bootstrap } from '../core/position';
+import { describeError, SpoutError } from '../errors';
+import { createKinesisClient, type KinesisApi } from '../kinesis/client';
+import type { StreamRef } from '../kinesis/shards';
+import { ExitCode, ToolError } from './exitCodes';
+
+export interface Application {
+  config: SpoutConfig;
+  stream: StreamRef;
+  zk: ZooKeeper;
+  store: CoordinationStore;
+  bootstrap: Bootstrap;
+  kinesis: KinesisApi;
+  close(): void;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The file holds the `kinesis.spout` map itself, or a topology conf with that key (C4). */
+export function readToolConfig(file: string): SpoutConfig {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ToolError(ExitCode.Usage, `--config ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : describeError(err)}`);
+  }
+  if (!isObject(parsed)) throw new ToolError(ExitCode.Usage, `--config ${file}: expected a JSON object (the "kinesis.spout" map, or a topology conf with a "kinesis.spout" key)`);
+  const conf = 'kinesis.spout' in parsed ? parsed : { 'kinesis.spout': parsed };
+  try {
+    return loadConfig(conf);
+  } catch (err) {
+    throw new ToolError(ExitCode.Usage, `--config ${file}: ${err instanceof SpoutError ? err.message : describeError(err)}`);
+  }
+}
+
+/** Who the tools are in what they write (a checkpoint's `owner`, a lease taken inside a reset's transaction). */
+export function toolMemberId(): string {
+  return `tool-${hostname()}-${process.pid}`;
+}
+
+export async function openApplication(config: SpoutConfig): Promise<Application> {
+  const { connect, sessionTimeoutMs, root } = config.zookeeper;
+  let zk: ZooKeeper;
+  try {
+    zk = await ZkSession.connect({ connect, sessionTimeoutMs });
+  } catch (err) {
+    throw new ToolError(ExitCode.Failed, `cannot reach ZooKeeper at ${connect}: ${describeError(err)}`);
+  }
+  const stream: StreamRef = { streamName: streamNameOf(config), streamArn: config.streamArn };
+  const store = new CoordinationStore(zk, basePath(root, config.applicationName, stream.streamName), toolMemberId());
+  try {
+    const bootstrap = await store.readBootstrap();
+    if (!bootstrap) throw await missingApplication(zk, config, store.base);
+    const kinesis = createKinesisClient(config);
+    return {
+      config,
+      stream,
+      zk,
+      store,
+      bootstrap,
+      kinesis,
+      close() {
+        zk.close();
+        kinesis.destroy();
+      },
+    };
+  } catch (err) {
+    zk.close();
+    throw err;
+  }
+}
+
+/** Names what does exist under the root, so a typo in applicationName or zookeeper.root is easy to see. */
+async function missingApplication(zk: ZooKeeper, config: SpoutConfig, base: string): Promise<ToolError> {
+  const root = config.zookeeper.root.replace(/\/+$/, '') || '/';
+  const applications = await zk.getChildren(root).catch(() => []);
+  const streams = await zk.getChildren(`${root === '/' ? '' : root}/${config.applicationName}`).catch(() => []);
+  const found = streams.length > 0
+    ? `; application ${config.applicationName} has state for stream(s): ${streams.join(', ')}`
+    : applications.length > 0 ? `; applications under ${root}: ${applications.sort().join(', ')}` : `; nothing under ${root}`;
+  return new ToolError(
+    ExitCode.NoApplication,
+    `no application state at ${base} in ZooKeeper ${config.zookeeper.connect} (the spout creates it at its first start)${found}. Check applicationName, streamName and zookeeper.root`,
+  );
+}

@@ -1,0 +1,71 @@
+/** The tools' entry: parses the command line, runs `status` or `reset`, maps outcomes to exit codes. */
+import { createInterface } from 'node:readline';
+import { describeError } from '../errors';
+import { kinesisProblem } from '../kinesis/errors';
+import { parseToolArgs, USAGE } from './args';
+import { ExitCode, ToolError } from './exitCodes';
+import type { ToolIo } from './io';
+import { runReset } from './reset';
+import { runStatus } from './status';
+
+export const TOOLS = ['status', 'reset'] as const;
+export type ToolName = (typeof TOOLS)[number];
+
+export function isTool(arg: string | undefined): arg is ToolName {
+  return (TOOLS as readonly string[]).includes(arg ?? '');
+}
+
+/** The terminal of a real process. */
+export function processIo(): ToolIo {
+  let lines: AsyncIterator<string> | undefined;
+  let interrupted: Promise<void> | undefined;
+  return {
+    out: (text) => process.stdout.write(text.endsWith('\n') || text.endsWith(': ') ? text : `${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+    interactive: process.stdout.isTTY === true && process.stdin.isTTY === true,
+    async readLine() {
+      lines ??= createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]();
+      const next = await lines.next();
+      return next.done ? undefined : next.value;
+    },
+    interrupted: () =>
+      (interrupted ??= new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      })),
+    now: () => Date.now(),
+  };
+}
+
+export async function runTool(tool: ToolName, args: readonly string[], io: ToolIo): Promise<number> {
+  try {
+    const command = parseToolArgs(tool, args);
+    switch (command.tool) {
+      case 'help':
+        io.out(USAGE);
+        return ExitCode.Ok;
+      case 'status':
+        return await runStatus(command, io);
+      case 'reset':
+        return await runReset(command, io);
+    }
+  } catch (err) {
+    if (err instanceof ToolError) {
+      const fromArgs = err.message.startsWith(`${tool}: `);
+      io.err(`kinesis-spout ${fromArgs ? err.message : `${tool}: ${err.message}`}`);
+      if (err.exitCode === ExitCode.Usage && fromArgs) io.err(`\n${USAGE}`);
+      return err.exitCode;
+    }
+    const problem = kinesisProblem(err, 'the stream');
+    const fix = (err as { $metadata?: unknown })?.$metadata !== undefined && !problem.transient ? `; ${problem.fix}` : '';
+    io.err(`kinesis-spout ${tool} failed: ${describeError(err)}${fix}`);
+    return ExitCode.Failed;
+  }
+}
+
+/** Runs a tool in this process and exits with its code (open sockets must not keep it alive). */
+export function runToolProcess(tool: ToolName, args: readonly string[]): void {
+  void runTool(tool, args, processIo()).then((code) => {
+    process.stdout.write('', () => process.exit(code));
+  });
+}
