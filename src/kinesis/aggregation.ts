@@ -9,6 +9,7 @@
  *   message Tag { required string key = 1; optional string value = 2; }
  */
 import { createHash } from 'node:crypto';
+import type { KinesisRecord } from './records';
 
 export const KPL_MAGIC: readonly number[] = [0xf3, 0x89, 0x9a, 0xc2];
 const MD5_BYTES = 16;
@@ -218,4 +219,51 @@ function parseTag(bytes: Uint8Array, from: number, to: number): { key: string; v
 export function hashKeyOf(partitionKey: string, explicitHashKey?: string): bigint | undefined {
   if (explicitHashKey !== undefined) return /^\d{1,39}$/.test(explicitHashKey) ? BigInt(explicitHashKey) : undefined;
   return BigInt(`0x${createHash('md5').update(partitionKey, 'utf8').digest('hex')}`);
+}
+
+/** A shard's hash key range, inclusive at both ends. */
+export interface HashRange {
+  start: bigint;
+  end: bigint;
+}
+
+export interface Expanded {
+  /** The user records (the record itself when it is no aggregate), in order. */
+  records: KinesisRecord[];
+  /** Why a record with the KPL magic was emitted as it is. */
+  corrupt?: string;
+  /** User records whose hash key lies outside the shard's range (a producer's shard map was stale at a reshard): delivered all the same. */
+  outsideRange: KinesisRecord[];
+}
+
+/**
+ * A fetched Kinesis record as the records to emit. `skipThrough`: user records up to that sub-sequence are
+ * done already (the checkpoint stopped inside this aggregate) and left out.
+ */
+export function expandRecord(record: KinesisRecord, hashRange: HashRange | undefined, skipThrough?: number): Expanded {
+  const result = deaggregate(record.data);
+  if (result.kind === 'plain') return { records: [record], outsideRange: [] };
+  if (result.kind === 'corrupt') return { records: [record], corrupt: result.reason, outsideRange: [] };
+  const last = result.records.length - 1;
+  const records: KinesisRecord[] = [];
+  const outsideRange: KinesisRecord[] = [];
+  result.records.forEach((user, subSequence) => {
+    if (skipThrough !== undefined && subSequence <= skipThrough) return;
+    const expanded: KinesisRecord = {
+      shardId: record.shardId,
+      sequenceNumber: record.sequenceNumber,
+      partitionKey: user.partitionKey,
+      data: user.data,
+      arrivalMs: record.arrivalMs,
+      subSequence,
+      lastSubSequence: last,
+    };
+    if (user.explicitHashKey !== undefined) expanded.explicitHashKey = user.explicitHashKey;
+    records.push(expanded);
+    if (hashRange) {
+      const hashKey = hashKeyOf(user.partitionKey, user.explicitHashKey);
+      if (hashKey === undefined || hashKey < hashRange.start || hashKey > hashRange.end) outsideRange.push(expanded);
+    }
+  });
+  return { records, outsideRange };
 }

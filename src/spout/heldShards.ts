@@ -9,14 +9,15 @@ import type { Scheduler } from '../core/scheduler';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
 import { kinesisProblem } from '../kinesis/errors';
-import type { KinesisRecord } from '../kinesis/records';
+import type { HashRange } from '../kinesis/aggregation';
+import { messageId, type KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
 import type { StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import type { Session } from './joining';
 import { LateOutcomes } from './lateOutcomes';
 import { fetchRoom, heldIn, type Held } from './memory';
-import { OwnedShard } from './ownedShard';
+import { OwnedShard, type AggregateNotices } from './ownedShard';
 import type { Reporter } from './reporting';
 
 /** Backoff of a shard that could not be started (unreadable checkpoint, errors): retried, never in a loop. */
@@ -47,6 +48,8 @@ export interface HeldShardsDeps {
   relist(): void;
   /** A reader was told its shard does not exist: a fresh listing and the stream's identity must decide. */
   notFound(): void;
+  /** The shard's hash key range from the last listing, if known (to report KPL user records routed by a stale shard map). */
+  hashRangeOf?(shardId: string): HashRange | undefined;
 }
 
 export class HeldShards {
@@ -124,6 +127,9 @@ export class HeldShards {
         return;
       }
       this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
+      shard.deaggregate = this.deps.config.deaggregate;
+      shard.hashRange = this.deps.hashRangeOf?.(shardId);
+      if (from.kind === 'AFTER' && from.subSequence !== undefined) shard.resumeInside = { sequenceNumber: from.sequenceNumber, subSequence: from.subSequence };
       shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
       shard.phase.reader.start();
     } catch (err) {
@@ -141,6 +147,7 @@ export class HeldShards {
   private readerFor(shard: OwnedShard, from: Exclude<Position, { kind: 'SHARD_END' }>): ShardReader {
     const { config } = this.deps;
     const current = () => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading';
+    const notices = this.aggregateNotices(shard.shardId);
     return new ShardReader({
       kinesis: this.deps.kinesis,
       scheduler: this.deps.scheduler,
@@ -152,7 +159,7 @@ export class HeldShards {
       events: {
         records: (records: KinesisRecord[]) => {
           shard.reserved = 0;
-          if (current()) shard.push(records);
+          if (current()) shard.push(records, notices);
         },
         end: (children) => {
           if (!current()) return;
@@ -170,7 +177,7 @@ export class HeldShards {
           // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
           shard.reserved = 0;
           const room = this.deps.isActive() && current() ? fetchRoom(heldIn(this.byId.values()), shard, this.byId.size, config) : 0;
-          shard.reserved = room;
+          shard.reserved = Math.ceil(room * shard.userRecordsPerRecord);
           return room;
         },
         log: (level, message) => this.log(level, message),
@@ -179,6 +186,20 @@ export class HeldShards {
         },
       },
     });
+  }
+
+  /** KPL problems are told, rate-limited per shard; the records are delivered all the same. */
+  private aggregateNotices(shardId: string): AggregateNotices {
+    const { reporter } = this.deps;
+    return {
+      corrupt: (record, reason) =>
+        reporter.warn(`kpl-corrupt:${shardId}`, `record ${messageId(shardId, record.sequenceNumber)} starts with the KPL magic but is no valid aggregate (${reason}); emitted as it is`),
+      outsideRange: (records, range) =>
+        reporter.warn(
+          `kpl-range:${shardId}`,
+          `${records.length} user record(s) of KPL aggregate ${messageId(shardId, records[0].sequenceNumber)} (first: ${messageId(shardId, records[0].sequenceNumber, records[0].subSequence)}, partition key ${JSON.stringify(records[0].partitionKey)}) hash outside ${shardId}'s range ${range.start}..${range.end} (the producer's shard map predates a reshard); delivered anyway`,
+        ),
+    };
   }
 
   /** Read to its end (or expired from the stream): emit the rest, then SHARD_END once every record is acked. */

@@ -63,11 +63,11 @@ export class KinesisSpout {
 
   /** Made once, not per tuple: `next` is the hot path. */
   private readonly onBadJson = (bad: KinesisRecord, err: unknown) =>
-    this.reporter.warn(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber)} is not JSON (${(err as Error).message}); emitted as text`);
+    this.reporter.warn(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber, bad.subSequence)} is not JSON (${(err as Error).message}); emitted as text`);
 
   private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
     const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
-    out.emit(messageId(shard.shardId, record.sequenceNumber), tuple, this.config.outputStream);
+    out.emit(messageId(shard.shardId, record.sequenceNumber, record.subSequence), tuple, this.config.outputStream);
     if (retry) this.counters.reemitted += 1;
     else this.counters.emitted += 1;
   }
@@ -75,15 +75,15 @@ export class KinesisSpout {
   ack(id: unknown): void {
     const owned = this.locate(id, 'ack');
     if (!owned) return;
-    if (owned.shard.inFlight.ack(owned.sequenceNumber)) this.counters.acked += 1;
+    if (owned.shard.inFlight.ack(owned.key)) this.counters.acked += 1;
     else this.counters.ignoredAcks += 1;
   }
 
   fail(id: unknown): void {
     const owned = this.locate(id, 'fail');
     if (!owned) return;
-    const { shard, sequenceNumber } = owned;
-    const entry = shard.inFlight.get(sequenceNumber);
+    const { shard, key } = owned;
+    const entry = shard.inFlight.get(key);
     if (!entry) {
       this.counters.ignoredAcks += 1;
       return;
@@ -95,26 +95,26 @@ export class KinesisSpout {
     entry.firstFailedAt ??= now;
     const { retry } = this.config;
     if (retry.maxRetries >= 0 && entry.attempts > retry.maxRetries) {
-      const id = messageId(shard.shardId, sequenceNumber);
+      const id = `${shard.shardId}:${key}`;
       this.reporter.error(`record ${id} failed ${entry.attempts} time(s), over retry.maxRetries=${retry.maxRetries}: skipped (not re-emitted)`);
       this.counters.skipped += 1;
-      shard.inFlight.ack(sequenceNumber);
+      shard.inFlight.ack(key);
       return;
     }
     // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
-    if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
+    if (shard.emitting) shard.scheduleRetry(key, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
     const heldFor = now - entry.firstFailedAt;
     if (heldFor >= retry.warnAfterMs) {
       this.reporter.warn(
         `retry:${shard.shardId}`,
-        `record ${messageId(shard.shardId, sequenceNumber)} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
+        `record ${shard.shardId}:${key} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
         retry.warnAfterMs,
       );
     }
   }
 
   /** The held shard an id belongs to; acks for shards held elsewhere now (or unknown ids) are ignored. */
-  private locate(id: unknown, what: string): { shard: OwnedShard; sequenceNumber: string } | undefined {
+  private locate(id: unknown, what: string): { shard: OwnedShard; key: string } | undefined {
     const parsed = parseMessageId(id);
     if (!parsed) {
       this.reporter.warn('bad-id', `${what} for an id this spout never emits: ${JSON.stringify(id)}; ignored`);
@@ -128,7 +128,7 @@ export class KinesisSpout {
       this.counters.ignoredAcks += 1;
       return undefined;
     }
-    return { shard, sequenceNumber: parsed.sequenceNumber };
+    return { shard, key: parsed.key };
   }
 
 }
