@@ -143,6 +143,15 @@ describe('checkpoint with sub-sequences', () => {
     expect(corrupt).toEqual([expect.stringMatching(/^200: MD5/)]);
     expect(outside).toEqual(['100:0', '100:1']);
   });
+
+  it('a user record inside the shard range is not told about', () => {
+    const shard = new OwnedShard('s', 0);
+    shard.hashRange = { start: 0n, end: 2n ** 128n - 1n };
+    const outside: KinesisRecord[] = [];
+    shard.push([kinesisRecord('100', 3)], { corrupt: () => undefined, outsideRange: (rs) => outside.push(...rs) });
+    expect(emitAll(shard)).toHaveLength(3);
+    expect(outside).toEqual([]);
+  });
 });
 
 describe('memory per user record', () => {
