@@ -1,5 +1,5 @@
 /** One shard this process holds a lease on: its lifecycle phase, prefetched records, in-flight records and retries. */
-import { expandRecord, type HashRange } from '../kinesis/aggregation';
+import { expandRecord, hasKplMagic, type HashRange } from '../kinesis/aggregation';
 import type { KinesisRecord } from '../kinesis/records';
 import type { ShardReader } from '../kinesis/shardReader';
 import { InFlight, type Emitted } from './inFlight';
@@ -111,7 +111,8 @@ export class OwnedShard {
       const resume = this.resumeInside;
       this.resumeInside = undefined;
       const skipThrough = resume?.sequenceNumber === record.sequenceNumber ? resume.subSequence : undefined;
-      if (!this.deaggregate) {
+      // Most records are plain: no decoding, no allocation (the hot path).
+      if (!this.deaggregate || !hasKplMagic(record.data)) {
         this.buffer.push(record);
         this.bufferedBytes += recordBytes(record);
         this.fetchedUserRecords += 1;
@@ -124,7 +125,7 @@ export class OwnedShard {
         this.buffer.push(user);
         this.bufferedBytes += recordBytes(user);
       }
-      this.fetchedUserRecords += expanded.records.length + (skipThrough === undefined ? 0 : skipThrough + 1);
+      this.fetchedUserRecords += expanded.records.length + (skipThrough !== undefined && expanded.corrupt === undefined ? skipThrough + 1 : 0);
     }
     this.fetched += records.length;
     this.lastSequenceNumber = records[records.length - 1]?.sequenceNumber ?? this.lastSequenceNumber;
