@@ -218,8 +218,11 @@ function parseTag(bytes: Uint8Array, from: number, to: number): { key: string; v
  */
 export function hashKeyOf(partitionKey: string, explicitHashKey?: string): bigint | undefined {
   if (explicitHashKey !== undefined) return /^\d{1,39}$/.test(explicitHashKey) ? BigInt(explicitHashKey) : undefined;
-  return BigInt(`0x${createHash('md5').update(partitionKey, 'utf8').digest('hex')}`);
+  const digest = createHash('md5').update(partitionKey, 'utf8').digest();
+  return (digest.readBigUInt64BE(0) << 64n) | digest.readBigUInt64BE(8);
 }
+
+const MAX_HASH_KEY = (1n << 128n) - 1n;
 
 /** A shard's hash key range, inclusive at both ends. */
 export interface HashRange {
@@ -247,6 +250,9 @@ export function expandRecord(record: KinesisRecord, hashRange: HashRange | undef
   const last = result.records.length - 1;
   const records: KinesisRecord[] = [];
   const outsideRange: KinesisRecord[] = [];
+  // An MD5 per user record costs more than decoding it: skipped when the shard takes every key, once per key otherwise.
+  const range = hashRange && !(hashRange.start === 0n && hashRange.end >= MAX_HASH_KEY) ? hashRange : undefined;
+  const outside = new Map<string, boolean>();
   result.records.forEach((user, subSequence) => {
     if (skipThrough !== undefined && subSequence <= skipThrough) return;
     const expanded: KinesisRecord = {
@@ -260,9 +266,15 @@ export function expandRecord(record: KinesisRecord, hashRange: HashRange | undef
     };
     if (user.explicitHashKey !== undefined) expanded.explicitHashKey = user.explicitHashKey;
     records.push(expanded);
-    if (hashRange) {
-      const hashKey = hashKeyOf(user.partitionKey, user.explicitHashKey);
-      if (hashKey === undefined || hashKey < hashRange.start || hashKey > hashRange.end) outsideRange.push(expanded);
+    if (range) {
+      const key = user.explicitHashKey === undefined ? `p${user.partitionKey}` : `e${user.explicitHashKey}`;
+      let isOutside = outside.get(key);
+      if (isOutside === undefined) {
+        const hashKey = hashKeyOf(user.partitionKey, user.explicitHashKey);
+        isOutside = hashKey === undefined || hashKey < range.start || hashKey > range.end;
+        outside.set(key, isOutside);
+      }
+      if (isOutside) outsideRange.push(expanded);
     }
   });
   return { records, outsideRange };

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { compareAfter, isAhead, isPosition, type Position } from '../../../src/core/position';
 import { CoordinationStore } from '../../../src/coordination/store';
 import type { NodeData, ZooKeeper } from '../../../src/coordination/zooKeeper';
+import { hashKeyOf } from '../../../src/kinesis/aggregation';
 import { messageId, parseMessageId, type KinesisRecord } from '../../../src/kinesis/records';
 import { fetchRoom } from '../../../src/spout/memory';
 import { OwnedShard } from '../../../src/spout/ownedShard';
@@ -151,6 +152,16 @@ describe('checkpoint with sub-sequences', () => {
     shard.push([kinesisRecord('100', 3)], { corrupt: () => undefined, outsideRange: (rs) => outside.push(...rs) });
     expect(emitAll(shard)).toHaveLength(3);
     expect(outside).toEqual([]);
+    // The lower half of the key space: exactly the user records whose key hashes into the upper half are told.
+    const half = new OwnedShard('s', 0);
+    half.hashRange = { start: 0n, end: 2n ** 127n - 1n };
+    const told: string[] = [];
+    half.push([kinesisRecord('200', 40)], { corrupt: () => undefined, outsideRange: (rs) => told.push(...rs.map((r) => r.partitionKey)) });
+    const keys = emitAll(half).map((r) => r.partitionKey);
+    const upper = keys.filter((k) => hashKeyOf(k)! >= 2n ** 127n);
+    expect(upper.length).toBeGreaterThan(0);
+    expect(upper.length).toBeLessThan(40);
+    expect(told).toEqual(upper);
   });
 });
 
