@@ -21,6 +21,7 @@ export interface SpoutConfig {
   outputFields: TupleField[];
   outputStream: string;
   dataFormat: DataFormat;
+  deaggregate: boolean;
   ordering: Ordering;
   zookeeper: { connect: string; sessionTimeoutMs: number; root: string };
   maxEmitPerNext: number;

@@ -53,6 +53,10 @@ export const configSchema = {
     },
     outputStream: { type: 'string', minLength: 1, default: 'default', description: 'Storm stream the tuples are emitted on.' },
     dataFormat: { type: 'string', enum: ['utf8', 'base64', 'json'], default: 'utf8', description: 'How `data` is put in the tuple: UTF-8 text, base64, or parsed JSON (a record that is not JSON is emitted as text and logged).' },
+    deaggregate: {
+      type: 'boolean', default: true,
+      description: 'Split KPL-aggregated records into their user records, one tuple each (message id `<shardId>:<sequenceNumber>:<subSequence>`). `false`: every Kinesis record is one tuple, aggregates as their raw bytes.',
+    },
     zookeeper: {
       type: 'object',
       additionalProperties: false,

@@ -1,7 +1,8 @@
 /**
  * The ZooKeeper layout, under `<root>/<applicationName>/<streamName>/`:
  *   bootstrap              persistent  first start time, initial position, stream identity, shards at start
- *   checkpoints/<shardId>  persistent  where the shard resumes: {position}; SHARD_END once read and acked
+ *   checkpoints/<shardId>  persistent  where the shard resumes: {position}; SHARD_END once read and acked;
+ *                                      v 2 when the position stops inside a KPL aggregate (a subSequence)
  *   finished/<shardId>     persistent  marker created with SHARD_END, watched so every task learns at once
  *   ended/<shardId>        persistent  every record emitted (only with ordering "parents-emitted"), watched
  *   leases/<shardId>       ephemeral   who reads the shard now: {owner}
@@ -24,8 +25,14 @@ export interface MemberInfo {
   pid: number;
 }
 
+/**
+ * Version 1: a position without a sub-sequence. Version 2: `position.subSequence` too (stopped inside a KPL
+ * aggregate). A position that needs no sub-sequence is still written as version 1, so a spout that knows only
+ * version 1 reads it; one that stops inside an aggregate is version 2, which such a spout refuses loudly
+ * (it would skip the rest of the aggregate: a loss) instead of misreading.
+ */
 interface StoredCheckpoint {
-  v: 1;
+  v: 1 | 2;
   position: Position;
   owner: string;
   updatedAt: string;
@@ -60,16 +67,21 @@ export interface CheckpointReset {
 
 const encode = (value: object): Buffer => Buffer.from(JSON.stringify(value));
 
-function decode<T extends { v: number }>(path: string, data: Buffer): T {
+function decode<T extends { v: number }>(path: string, data: Buffer, versions: readonly number[] = [1]): T {
   let value: T;
   try {
     value = JSON.parse(data.toString('utf8')) as T;
   } catch (err) {
     throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no JSON: remove it or fix it by hand`, { cause: err });
   }
-  if (value?.v !== 1) throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected {"v":1,...}): remove it or fix it by hand`);
+  if (!versions.includes(value?.v)) {
+    const expected = versions.map((v) => `{"v":${v},...}`).join(' or ');
+    throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected ${expected}): remove it or fix it by hand`);
+  }
   return value;
 }
+
+const CHECKPOINT_VERSIONS = [1, 2] as const;
 
 /** A lease node nobody can read: its shard is held by no one we know, and nobody takes it while the node is there. */
 export const UNREADABLE_LEASE = '(unreadable)';
@@ -121,8 +133,8 @@ export class CoordinationStore {
     const path = this.path('checkpoints', shardId);
     const node = await this.zk.getData(path);
     if (!node) return undefined;
-    const { position, owner, updatedAt } = decode<StoredCheckpoint>(path, node.data);
-    if (!isPosition(position)) throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no valid position (${JSON.stringify(position)}): remove it or fix it by hand`);
+    const { v, position, owner, updatedAt } = decode<StoredCheckpoint>(path, node.data, CHECKPOINT_VERSIONS);
+    if (!isPosition(position) || (v === 1 && position.kind === 'AFTER' && position.subSequence !== undefined)) throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no valid position (${JSON.stringify(position)}): remove it or fix it by hand`);
     return { position, version: node.version, writer: typeof owner === 'string' ? owner : undefined, updatedAt: typeof updatedAt === 'string' ? updatedAt : undefined };
   }
 
@@ -280,6 +292,7 @@ export class CoordinationStore {
   }
 
   private stored(position: Position): StoredCheckpoint {
-    return { v: 1, position, owner: this.memberId, updatedAt: new Date().toISOString() };
+    const v = position.kind === 'AFTER' && position.subSequence !== undefined ? 2 : 1;
+    return { v, position, owner: this.memberId, updatedAt: new Date().toISOString() };
   }
 }

@@ -4,7 +4,11 @@ export type InitialPosition = 'LATEST' | 'TRIM_HORIZON' | { atTimestamp: string 
 export type Position =
   | { kind: 'TRIM_HORIZON' }
   | { kind: 'AT_TIMESTAMP'; timestampMs: number }
-  | { kind: 'AFTER'; sequenceNumber: string }
+  /**
+   * After the record `sequenceNumber`; with `subSequence`, inside it: that KPL aggregate's user records up to
+   * and including `subSequence` are done, the rest of it is not (re-read at the record, the done ones skipped).
+   */
+  | { kind: 'AFTER'; sequenceNumber: string; subSequence?: number }
   | { kind: 'SHARD_END' };
 
 /** Written once, by the first task of the application that starts; every later decision reads it. */
@@ -46,7 +50,7 @@ export function isPosition(value: unknown): value is Position {
     case 'AT_TIMESTAMP':
       return Number.isFinite(p!.timestampMs);
     case 'AFTER':
-      return typeof p!.sequenceNumber === 'string' && /^\d+$/.test(p!.sequenceNumber);
+      return typeof p!.sequenceNumber === 'string' && /^\d+$/.test(p!.sequenceNumber) && (p!.subSequence === undefined || (Number.isSafeInteger(p!.subSequence) && (p!.subSequence as number) >= 0));
     default:
       return false;
   }
@@ -57,25 +61,34 @@ export function compareSequence(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Orders points inside a shard: by sequence number, then sub-sequence; a whole record (no sub-sequence) after all of its user records. */
+export function compareAfter(a: { sequenceNumber: string; subSequence?: number }, b: { sequenceNumber: string; subSequence?: number }): number {
+  const bySequence = compareSequence(a.sequenceNumber, b.sequenceNumber);
+  if (bySequence !== 0) return bySequence;
+  const subA = a.subSequence ?? Infinity;
+  const subB = b.subSequence ?? Infinity;
+  return subA === subB ? 0 : subA < subB ? -1 : 1;
+}
+
 /** True when `next` is strictly past `current`: the only checkpoint worth writing (never backwards, never the same). */
 export function isAhead(next: Position, current: Position): boolean {
   if (!isNotBehind(next, current)) return false;
   if (next.kind !== current.kind) return true;
-  return next.kind === 'AFTER' && current.kind === 'AFTER' ? next.sequenceNumber !== current.sequenceNumber : false;
+  return next.kind === 'AFTER' && current.kind === 'AFTER' ? compareAfter(next, current) !== 0 : false;
 }
 
 /** True when `next` is at or past `current` (checkpoints never move backwards). */
 export function isNotBehind(next: Position, current: Position): boolean {
   if (current.kind === 'SHARD_END') return next.kind === 'SHARD_END';
   if (next.kind === 'SHARD_END') return true;
-  if (current.kind === 'AFTER') return next.kind === 'AFTER' && compareSequence(next.sequenceNumber, current.sequenceNumber) >= 0;
+  if (current.kind === 'AFTER') return next.kind === 'AFTER' && compareAfter(next, current) >= 0;
   return true;
 }
 
 export function describePosition(position: Position): string {
   switch (position.kind) {
     case 'AFTER':
-      return `after ${position.sequenceNumber}`;
+      return position.subSequence === undefined ? `after ${position.sequenceNumber}` : `after user record ${position.subSequence} of ${position.sequenceNumber}`;
     case 'AT_TIMESTAMP':
       return `at ${new Date(position.timestampMs).toISOString()}`;
     default:

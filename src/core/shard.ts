@@ -4,4 +4,6 @@ export interface ShardNode {
   parents: string[];
   /** True when the shard has an ending sequence number (no new records will arrive). */
   closed: boolean;
+  /** Hash keys routed to the shard, inclusive, as decimal strings (when the listing gave them). */
+  hashKeyRange?: { start: string; end: string };
 }

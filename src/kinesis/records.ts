@@ -1,4 +1,4 @@
-/** A Kinesis record as the spout keeps it, and the tuple built from it. */
+/** A Kinesis record (or a user record inside a KPL aggregate) as the spout keeps it, its message id, and the tuple built from it. */
 import type { DataFormat } from '../config/config';
 import type { TupleField } from '../config/schema';
 
@@ -8,19 +8,43 @@ export interface KinesisRecord {
   partitionKey: string;
   data: Uint8Array;
   arrivalMs: number;
+  /** A user record of a KPL aggregate: its index in the aggregate (the Kinesis record's sequence number is shared). */
+  subSequence?: number;
+  /** With `subSequence`: the index of the aggregate's last user record. */
+  lastSubSequence?: number;
+  explicitHashKey?: string;
 }
 
-export function messageId(shardId: string, sequenceNumber: string): string {
-  return `${shardId}:${sequenceNumber}`;
+/** What tells a record apart inside its shard: `<sequenceNumber>` or `<sequenceNumber>:<subSequence>`. */
+export function recordKey(sequenceNumber: string, subSequence?: number): string {
+  return subSequence === undefined ? sequenceNumber : `${sequenceNumber}:${subSequence}`;
 }
 
-/** Splits `<shardId>:<sequenceNumber>[:<sub>]`; undefined for anything else. */
-const MESSAGE_ID = /^([^:]+):(\d+)(?::\d+)?$/;
+export function messageId(shardId: string, sequenceNumber: string, subSequence?: number): string {
+  return `${shardId}:${recordKey(sequenceNumber, subSequence)}`;
+}
 
-export function parseMessageId(id: unknown): { shardId: string; sequenceNumber: string } | undefined {
+/** Splits `<shardId>:<sequenceNumber>[:<subSequence>]`; undefined for anything else. */
+const MESSAGE_ID = /^([^:]+):(\d+)(?::(\d{1,9}))?$/;
+
+export interface ParsedMessageId {
+  shardId: string;
+  sequenceNumber: string;
+  subSequence?: number;
+  /** The id without its shard: the record's key in its shard's in-flight records. */
+  key: string;
+}
+
+export function parseMessageId(id: unknown): ParsedMessageId | undefined {
   if (typeof id !== 'string') return undefined;
   const match = MESSAGE_ID.exec(id);
-  return match ? { shardId: match[1], sequenceNumber: match[2] } : undefined;
+  if (!match) return undefined;
+  const [, shardId, sequenceNumber, sub] = match;
+  if (sub === undefined) return { shardId, sequenceNumber, key: sequenceNumber };
+  const subSequence = Number(sub);
+  // One spelling per record: "007" is not an id this spout emits.
+  if (String(subSequence) !== sub) return undefined;
+  return { shardId, sequenceNumber, subSequence, key: recordKey(sequenceNumber, subSequence) };
 }
 
 export type DataDecodeFailure = (record: KinesisRecord, err: unknown) => void;

@@ -136,7 +136,8 @@ export class ShardReader {
     const { streamName, streamArn } = this.options.stream;
     const input: GetShardIteratorCommandInput = { ShardId: this.options.shardId, ShardIteratorType: 'TRIM_HORIZON', ...(streamArn ? { StreamARN: streamArn } : { StreamName: streamName }) };
     if (position.kind === 'AFTER') {
-      input.ShardIteratorType = 'AFTER_SEQUENCE_NUMBER';
+      // Stopped inside a KPL aggregate: read it again (its owner skips the user records already done).
+      input.ShardIteratorType = position.subSequence === undefined ? 'AFTER_SEQUENCE_NUMBER' : 'AT_SEQUENCE_NUMBER';
       input.StartingSequenceNumber = position.sequenceNumber;
     } else if (position.kind === 'AT_TIMESTAMP') {
       input.ShardIteratorType = 'AT_TIMESTAMP';

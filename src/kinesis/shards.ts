@@ -15,7 +15,10 @@ export interface StreamIdentity {
 
 function toNode(shard: Shard): ShardNode {
   const parents = [shard.ParentShardId, shard.AdjacentParentShardId].filter((p): p is string => typeof p === 'string' && p !== '');
-  return { shardId: shard.ShardId!, parents, closed: shard.SequenceNumberRange?.EndingSequenceNumber !== undefined };
+  const node: ShardNode = { shardId: shard.ShardId!, parents, closed: shard.SequenceNumberRange?.EndingSequenceNumber !== undefined };
+  const range = shard.HashKeyRange;
+  if (range?.StartingHashKey && range.EndingHashKey) node.hashKeyRange = { start: range.StartingHashKey, end: range.EndingHashKey };
+  return node;
 }
 
 /** Every shard the stream still retains (an unfiltered listing: the only one that may declare expiry). */

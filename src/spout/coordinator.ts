@@ -81,6 +81,10 @@ export class Coordinator {
       relist: () => {
         this.shardList = undefined;
       },
+      hashRangeOf: (shardId) => {
+        const range = this.shardList?.find((s) => s.shardId === shardId)?.hashKeyRange;
+        return range && /^\d+$/.test(range.start) && /^\d+$/.test(range.end) ? { start: BigInt(range.start), end: BigInt(range.end) } : undefined;
+      },
       notFound: () => {
         // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.
         this.identityCheckDue = true;

@@ -9,7 +9,8 @@ import type { Scheduler } from '../core/scheduler';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
 import { kinesisProblem } from '../kinesis/errors';
-import type { KinesisRecord } from '../kinesis/records';
+import type { HashRange } from '../kinesis/aggregation';
+import { messageId, type KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
 import type { StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
@@ -17,7 +18,7 @@ import type { Session } from './joining';
 import { LateOutcomes } from './lateOutcomes';
 import { fetchRoom, heldIn, type Held } from './memory';
 import { isThrottling, ProcessCounter, type SpoutMetrics } from './metrics';
-import { OwnedShard } from './ownedShard';
+import { OwnedShard, type AggregateNotices } from './ownedShard';
 import type { Reporter } from './reporting';
 
 /** Backoff of a shard that could not be started (unreadable checkpoint, errors): retried, never in a loop. */
@@ -49,6 +50,8 @@ export interface HeldShardsDeps {
   relist(): void;
   /** A reader was told its shard does not exist: a fresh listing and the stream's identity must decide. */
   notFound(): void;
+  /** The shard's hash key range from the last listing, if known (to report KPL user records routed by a stale shard map). */
+  hashRangeOf?(shardId: string): HashRange | undefined;
 }
 
 export class HeldShards {
@@ -128,6 +131,9 @@ export class HeldShards {
         return;
       }
       this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
+      shard.deaggregate = this.deps.config.deaggregate;
+      shard.hashRange = this.deps.hashRangeOf?.(shardId);
+      if (from.kind === 'AFTER' && from.subSequence !== undefined) shard.resumeInside = { sequenceNumber: from.sequenceNumber, subSequence: from.subSequence };
       shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
       shard.phase.reader.start();
     } catch (err) {
@@ -145,6 +151,7 @@ export class HeldShards {
   private readerFor(shard: OwnedShard, from: Exclude<Position, { kind: 'SHARD_END' }>): ShardReader {
     const { config, metrics } = this.deps;
     const current = () => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading';
+    const notices = this.aggregateNotices(shard.shardId);
     return new ShardReader({
       kinesis: this.deps.kinesis,
       scheduler: this.deps.scheduler,
@@ -157,7 +164,7 @@ export class HeldShards {
         records: (records: KinesisRecord[], millisBehindLatest) => {
           shard.reserved = 0;
           if (!current()) return;
-          shard.push(records);
+          shard.push(records, notices);
           metrics.lag(shard.shardId, millisBehindLatest);
         },
         end: (children) => {
@@ -178,7 +185,7 @@ export class HeldShards {
           // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
           shard.reserved = 0;
           const room = this.deps.isActive() && current() ? fetchRoom(heldIn(this.byId.values()), shard, this.byId.size, config) : 0;
-          shard.reserved = room;
+          shard.reserved = Math.ceil(room * shard.userRecordsPerRecord);
           return room;
         },
         log: (level, message) => this.log(level, message),
@@ -188,6 +195,20 @@ export class HeldShards {
         iteratorReset: () => metrics.count(ProcessCounter.IteratorResets),
       },
     });
+  }
+
+  /** KPL problems are told, rate-limited per shard; the records are delivered all the same. */
+  private aggregateNotices(shardId: string): AggregateNotices {
+    const { reporter } = this.deps;
+    return {
+      corrupt: (record, reason) =>
+        reporter.warn(`kpl-corrupt:${shardId}`, `record ${messageId(shardId, record.sequenceNumber)} starts with the KPL magic but is no valid aggregate (${reason}); emitted as it is`),
+      outsideRange: (records, range) =>
+        reporter.warn(
+          `kpl-range:${shardId}`,
+          `${records.length} user record(s) of KPL aggregate ${messageId(shardId, records[0].sequenceNumber)} (first: ${messageId(shardId, records[0].sequenceNumber, records[0].subSequence)}, partition key ${JSON.stringify(records[0].partitionKey)}) hash outside ${shardId}'s range ${range.start}..${range.end} (the producer's shard map predates a reshard); delivered anyway`,
+        ),
+    };
   }
 
   /** Read to its end (or expired from the stream): emit the rest, then SHARD_END once every record is acked. */

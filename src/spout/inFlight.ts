@@ -1,11 +1,23 @@
 /**
  * Per-shard record of emitted records not yet covered by the checkpoint, and the committable checkpoint:
- * the highest sequence number below which (and at which) every emitted record is acked.
+ * the highest record (user record, inside a KPL aggregate) below which (and at which) every emitted one is acked.
  */
-import { compareSequence } from '../core/position';
+import { compareAfter } from '../core/position';
+import { recordKey } from '../kinesis/records';
+
+/** Where an emitted record sits in its shard. */
+export interface Mark {
+  sequenceNumber: string;
+  /** A user record of a KPL aggregate: its index there. */
+  subSequence?: number;
+  /** The last (or only) record emitted for its Kinesis record: once it is covered, so is the whole Kinesis record. */
+  closesRecord: boolean;
+}
 
 export interface Emitted<R> {
-  sequenceNumber: string;
+  /** `<sequenceNumber>` or `<sequenceNumber>:<subSequence>`: the message id without the shard. */
+  key: string;
+  mark: Mark;
   record: R;
   attempts: number;
   firstFailedAt?: number;
@@ -15,43 +27,48 @@ export interface Emitted<R> {
 
 export class InFlight<R> {
   /**
-   * Sequence numbers emitted from the oldest unacked record on, in stream order. An acked one stays here
-   * (it cannot be checkpointed while an older one is unacked) but drops its record: only its number is kept.
+   * Records emitted from the oldest unacked one on, in stream order, by key and mark. An acked one stays here
+   * (it cannot be checkpointed while an older one is unacked) but drops its record: only its mark is kept.
    */
-  private queue: string[] = [];
+  private queue: { key: string; mark: Mark }[] = [];
   private head = 0;
   /** The unacked records, with their data (a failed one is emitted again from here). */
   private readonly unacked = new Map<string, Emitted<R>>();
-  private committable: string | undefined;
-  private last: string | undefined;
+  private committable: { key: string; mark: Mark } | undefined;
+  private last: Mark | undefined;
   private unackedBytes = 0;
 
   /** `weigh` tells the bytes a record holds (its data), for the memory cap. */
   constructor(private readonly weigh: (record: R) => number) {}
 
-  /** Records must be emitted in stream order (the order the shard returned them). */
-  add(sequenceNumber: string, record: R): void {
-    if (this.last !== undefined && compareSequence(sequenceNumber, this.last) <= 0) {
-      throw new Error(`records must be emitted in order: ${sequenceNumber} after ${this.last}`);
+  /**
+   * Records must be emitted in stream order (the order the shard returned them; user records of an aggregate
+   * by sub-sequence). A sequence number alone is a whole Kinesis record.
+   */
+  add(at: string | Mark, record: R): void {
+    const mark: Mark = typeof at === 'string' ? { sequenceNumber: at, closesRecord: true } : at;
+    if (this.last !== undefined && compareAfter({ sequenceNumber: mark.sequenceNumber, subSequence: mark.subSequence ?? -1 }, { sequenceNumber: this.last.sequenceNumber, subSequence: this.last.subSequence ?? -1 }) <= 0) {
+      throw new Error(`records must be emitted in order: ${recordKey(mark.sequenceNumber, mark.subSequence)} after ${recordKey(this.last.sequenceNumber, this.last.subSequence)}`);
     }
-    this.last = sequenceNumber;
-    this.queue.push(sequenceNumber);
-    this.unacked.set(sequenceNumber, { sequenceNumber, record, attempts: 0, outstanding: true });
+    this.last = mark;
+    const key = recordKey(mark.sequenceNumber, mark.subSequence);
+    this.queue.push({ key, mark });
+    this.unacked.set(key, { key, mark, record, attempts: 0, outstanding: true });
     this.unackedBytes += this.weigh(record);
   }
 
-  /** The unacked record with this sequence number. */
-  get(sequenceNumber: string): Emitted<R> | undefined {
-    return this.unacked.get(sequenceNumber);
+  /** The unacked record with this key (`<sequenceNumber>[:<subSequence>]`). */
+  get(key: string): Emitted<R> | undefined {
+    return this.unacked.get(key);
   }
 
   /** Marks a record acked; false when it is not in flight here (unknown, or acked already). */
-  ack(sequenceNumber: string): boolean {
-    const entry = this.unacked.get(sequenceNumber);
+  ack(key: string): boolean {
+    const entry = this.unacked.get(key);
     if (!entry) return false;
-    this.unacked.delete(sequenceNumber);
+    this.unacked.delete(key);
     this.unackedBytes -= this.weigh(entry.record);
-    while (this.head < this.queue.length && !this.unacked.has(this.queue[this.head])) {
+    while (this.head < this.queue.length && !this.unacked.has(this.queue[this.head].key)) {
       this.committable = this.queue[this.head];
       this.head += 1;
     }
@@ -65,9 +82,19 @@ export class InFlight<R> {
     return true;
   }
 
-  /** Sequence number the checkpoint may move to, or undefined when nothing new is fully acked. */
+  /** Key of the highest record below which every emitted one is acked; undefined before the first. */
   get watermark(): string | undefined {
-    return this.committable;
+    return this.committable?.key;
+  }
+
+  /**
+   * Where the checkpoint may move: after a whole Kinesis record, or, when the watermark stops inside an
+   * aggregate, after its user record (the sub-sequence says how far).
+   */
+  get checkpoint(): { sequenceNumber: string; subSequence?: number } | undefined {
+    const mark = this.committable?.mark;
+    if (!mark) return undefined;
+    return mark.closesRecord || mark.subSequence === undefined ? { sequenceNumber: mark.sequenceNumber } : { sequenceNumber: mark.sequenceNumber, subSequence: mark.subSequence };
   }
 
   /** Records emitted and not acked. */
@@ -85,14 +112,14 @@ export class InFlight<R> {
     return this.unackedBytes;
   }
 
-  /** Sequence numbers of the records Storm still owes an outcome for (emitted, neither acked nor failed since). */
+  /** Keys of the records Storm still owes an outcome for (emitted, neither acked nor failed since). */
   *outstanding(): IterableIterator<string> {
-    for (const entry of this.unacked.values()) if (entry.outstanding) yield entry.sequenceNumber;
+    for (const entry of this.unacked.values()) if (entry.outstanding) yield entry.key;
   }
 
   /** The oldest unacked record (it holds the checkpoint back). */
   oldest(): Emitted<R> | undefined {
-    return this.head < this.queue.length ? this.unacked.get(this.queue[this.head]) : undefined;
+    return this.head < this.queue.length ? this.unacked.get(this.queue[this.head].key) : undefined;
   }
 }
 

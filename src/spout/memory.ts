@@ -18,6 +18,8 @@ export interface ShardHolding {
   readonly held: Held;
   /** Mean bytes of the records this shard fetched (0 before the first), to turn bytes of room into records. */
   readonly averageRecordBytes: number;
+  /** Records held per Kinesis record fetched (KPL aggregates hold many); 1 when absent. */
+  readonly userRecordsPerRecord?: number;
 }
 
 export type MemoryLimits = Pick<SpoutConfig, 'maxRecordsInMemory' | 'maxBytesInMemory' | 'shardBufferSize' | 'maxRecordsPerRequest'>;
@@ -56,14 +58,11 @@ export function shardShare(limits: MemoryLimits, shardsHeld: number): Held {
  */
 export function fetchRoom(process: Held, shard: ShardHolding, shardsHeld: number, limits: MemoryLimits): number {
   const share = shardShare(limits, shardsHeld);
-  const records = Math.min(
-    limits.shardBufferSize - shard.buffered,
-    limits.maxRecordsInMemory - process.records,
-    share.records - shard.held.records,
-    limits.maxRecordsPerRequest,
-  );
+  const held = Math.min(limits.shardBufferSize - shard.buffered, limits.maxRecordsInMemory - process.records, share.records - shard.held.records);
   const bytes = Math.min(limits.maxBytesInMemory - process.bytes, share.bytes - shard.held.bytes);
-  if (records <= 0 || bytes <= 0) return 0;
+  if (held <= 0 || bytes <= 0) return 0;
+  // The caps count user records; a GetRecords limit counts Kinesis records, each a KPL aggregate of many maybe.
+  const records = Math.min(limits.maxRecordsPerRequest, Math.max(1, Math.floor(held / (shard.userRecordsPerRecord ?? 1))));
   if (shard.averageRecordBytes <= 0) return 1;
   return Math.min(records, Math.max(1, Math.floor(bytes / shard.averageRecordBytes)));
 }

@@ -1,4 +1,5 @@
 /** One shard this process holds a lease on: its lifecycle phase, prefetched records, in-flight records and retries. */
+import { expandRecord, hasKplMagic, type HashRange } from '../kinesis/aggregation';
 import type { KinesisRecord } from '../kinesis/records';
 import type { ShardReader } from '../kinesis/shardReader';
 import { InFlight, type Emitted } from './inFlight';
@@ -23,7 +24,14 @@ export type ShardPhase =
 
 interface Retry {
   dueAt: number;
-  sequenceNumber: string;
+  /** The record's key in `inFlight`. */
+  key: string;
+}
+
+/** What de-aggregating a fetched record found worth telling (the caller rate-limits it). */
+export interface AggregateNotices {
+  corrupt(record: KinesisRecord, reason: string): void;
+  outsideRange(records: KinesisRecord[], range: HashRange): void;
 }
 
 export class OwnedShard {
@@ -43,9 +51,19 @@ export class OwnedShard {
   /** Records a GetRecords in flight may still bring (counted against the memory cap). */
   reserved = 0;
   readonly acquiredAt: number;
-  /** Records fetched while this process held the shard, and their bytes. */
+  /** Kinesis records fetched while this process held the shard, their bytes, and the records they held (user records of KPL aggregates). */
   fetched = 0;
   private fetchedBytes = 0;
+  private fetchedUserRecords = 0;
+  /** Split KPL aggregates into their user records (config `deaggregate`). */
+  deaggregate = true;
+  /** The shard's hash key range, when the listing gave it: user records outside it are delivered and reported. */
+  hashRange: HashRange | undefined;
+  /**
+   * The checkpoint stopped inside this aggregate (re-read AT its sequence number): its user records up to
+   * `subSequence` are done and not emitted again. Cleared by the first record fetched.
+   */
+  resumeInside: { sequenceNumber: string; subSequence: number } | undefined;
   /** When the end of the shard was reached (monotonic ms). */
   endedAt: number | undefined;
 
@@ -67,8 +85,14 @@ export class OwnedShard {
     return { records: this.inMemory, bytes: this.bufferedBytes + this.inFlight.heldBytes };
   }
 
+  /** Mean bytes of a fetched Kinesis record (a GetRecords limit counts those). */
   get averageRecordBytes(): number {
     return this.fetched === 0 ? 0 : this.fetchedBytes / this.fetched;
+  }
+
+  /** Records held per Kinesis record fetched (above 1 with KPL aggregates): turns a cap in records into a GetRecords limit. */
+  get userRecordsPerRecord(): number {
+    return this.fetched === 0 ? 1 : Math.max(1, this.fetchedUserRecords / this.fetched);
   }
 
   get pendingRetries(): number {
@@ -80,12 +104,28 @@ export class OwnedShard {
     return this.phase.kind === 'reading' || this.phase.kind === 'draining' || this.phase.kind === 'releasing';
   }
 
-  push(records: KinesisRecord[]): void {
+  /** Fetched Kinesis records, in order; each KPL aggregate becomes its user records (memory is counted per user record). */
+  push(records: KinesisRecord[], notices?: AggregateNotices): void {
     for (const record of records) {
-      this.buffer.push(record);
-      const bytes = recordBytes(record);
-      this.bufferedBytes += bytes;
-      this.fetchedBytes += bytes;
+      this.fetchedBytes += recordBytes(record);
+      const resume = this.resumeInside;
+      this.resumeInside = undefined;
+      const skipThrough = resume?.sequenceNumber === record.sequenceNumber ? resume.subSequence : undefined;
+      // Most records are plain: no decoding, no allocation (the hot path).
+      if (!this.deaggregate || !hasKplMagic(record.data)) {
+        this.buffer.push(record);
+        this.bufferedBytes += recordBytes(record);
+        this.fetchedUserRecords += 1;
+        continue;
+      }
+      const expanded = expandRecord(record, this.hashRange, skipThrough);
+      if (expanded.corrupt !== undefined) notices?.corrupt(record, expanded.corrupt);
+      if (expanded.outsideRange.length > 0 && this.hashRange) notices?.outsideRange(expanded.outsideRange, this.hashRange);
+      for (const user of expanded.records) {
+        this.buffer.push(user);
+        this.bufferedBytes += recordBytes(user);
+      }
+      this.fetchedUserRecords += expanded.records.length + (skipThrough !== undefined && expanded.corrupt === undefined ? skipThrough + 1 : 0);
     }
     this.fetched += records.length;
     this.lastSequenceNumber = records[records.length - 1]?.sequenceNumber ?? this.lastSequenceNumber;
@@ -105,8 +145,8 @@ export class OwnedShard {
    */
   takeNext(now: number): { record: KinesisRecord; retry: Emitted<KinesisRecord> | undefined } | undefined {
     while (this.retries.length > 0 && this.retries[0].dueAt <= now) {
-      const { sequenceNumber } = this.popRetry();
-      const entry = this.inFlight.get(sequenceNumber);
+      const { key } = this.popRetry();
+      const entry = this.inFlight.get(key);
       if (entry) {
         entry.outstanding = true;
         return { record: entry.record, retry: entry };
@@ -120,13 +160,15 @@ export class OwnedShard {
       this.buffer = this.buffer.slice(this.bufferHead);
       this.bufferHead = 0;
     }
-    this.inFlight.add(record.sequenceNumber, record);
+    const { sequenceNumber, subSequence } = record;
+    this.inFlight.add({ sequenceNumber, subSequence, closesRecord: subSequence === undefined || subSequence === record.lastSubSequence }, record);
     return { record, retry: undefined };
   }
 
-  scheduleRetry(sequenceNumber: string, dueAt: number): void {
+  /** `key`: the record's key in `inFlight` (`<sequenceNumber>[:<subSequence>]`). */
+  scheduleRetry(key: string, dueAt: number): void {
     const heap = this.retries;
-    heap.push({ dueAt, sequenceNumber });
+    heap.push({ dueAt, key });
     for (let i = heap.length - 1; i > 0; ) {
       const parent = (i - 1) >> 1;
       if (heap[parent].dueAt <= heap[i].dueAt) break;
@@ -160,10 +202,10 @@ export class OwnedShard {
     return this.phase.kind === 'releasing' && this.inFlight.size === 0;
   }
 
-  /** Where the checkpoint may move now: after the highest record below which everything is acked. */
+  /** Where the checkpoint may move now: after the highest record (or user record) below which everything is acked. */
   committable(): Position | undefined {
-    const watermark = this.inFlight.watermark;
-    return watermark === undefined ? undefined : { kind: 'AFTER', sequenceNumber: watermark };
+    const checkpoint = this.inFlight.checkpoint;
+    return checkpoint === undefined ? undefined : { kind: 'AFTER', ...checkpoint };
   }
 
   /** Read to the end and every record acked: SHARD_END may be written. */

@@ -76,11 +76,11 @@ export class KinesisSpout {
 
   /** Made once, not per tuple: `next` is the hot path. */
   private readonly onBadJson = (bad: KinesisRecord, err: unknown) =>
-    this.reporter.warn(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber)} is not JSON (${(err as Error).message}); emitted as text`);
+    this.reporter.warn(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber, bad.subSequence)} is not JSON (${(err as Error).message}); emitted as text`);
 
   private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
     const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
-    out.emit(messageId(shard.shardId, record.sequenceNumber), tuple, this.config.outputStream);
+    out.emit(messageId(shard.shardId, record.sequenceNumber, record.subSequence), tuple, this.config.outputStream);
     if (retry) this.counters.reemitted += 1;
     else this.counters.emitted += 1;
     this.metrics.emitted(shard.shardId, recordBytes(record), retry);
@@ -89,7 +89,7 @@ export class KinesisSpout {
   ack(id: unknown): void {
     const owned = this.locate(id, 'ack');
     if (!owned) return;
-    if (owned.shard.inFlight.ack(owned.sequenceNumber)) {
+    if (owned.shard.inFlight.ack(owned.key)) {
       this.counters.acked += 1;
       this.metrics.shard(owned.shard.shardId, ShardCounter.Acked);
     } else {
@@ -100,8 +100,8 @@ export class KinesisSpout {
   fail(id: unknown, out: UnanchoredEmitter): void {
     const owned = this.locate(id, 'fail');
     if (!owned) return;
-    const { shard, sequenceNumber } = owned;
-    const entry = shard.inFlight.get(sequenceNumber);
+    const { shard, key } = owned;
+    const entry = shard.inFlight.get(key);
     if (!entry) {
       this.counters.ignoredAcks += 1;
       return;
@@ -115,25 +115,25 @@ export class KinesisSpout {
     const { retry } = this.config;
     const outcome = afterFailure(entry.attempts, retry, shard.emitting && this.coordinator.trustedUntil() > now);
     if (outcome !== FailureOutcome.Retry) {
-      this.giveUp(out, shard, entry.record, entry.attempts, outcome === FailureOutcome.DeadLetter);
+      this.giveUp(out, shard, key, entry.record, entry.attempts, outcome === FailureOutcome.DeadLetter);
       return;
     }
     // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
-    if (shard.emitting) shard.scheduleRetry(sequenceNumber, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
+    if (shard.emitting) shard.scheduleRetry(key, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
     const heldFor = now - entry.firstFailedAt;
     if (heldFor >= retry.warnAfterMs) {
       this.reporter.warn(
         `retry:${shard.shardId}`,
-        `record ${messageId(shard.shardId, sequenceNumber)} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
+        `record ${shard.shardId}:${key} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
         retry.warnAfterMs,
       );
     }
   }
 
   /** A record over retry.maxRetries: reported, dead-lettered if so configured, then passed by the checkpoint. */
-  private giveUp(out: UnanchoredEmitter, shard: OwnedShard, record: KinesisRecord, attempts: number, deadLetter: boolean): void {
+  private giveUp(out: UnanchoredEmitter, shard: OwnedShard, key: string, record: KinesisRecord, attempts: number, deadLetter: boolean): void {
     const { retry } = this.config;
-    const id = messageId(shard.shardId, record.sequenceNumber);
+    const id = `${shard.shardId}:${key}`;
     if (deadLetter) {
       const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
       out.emitUnanchored(deadLetterTuple(tuple, attempts, this.scheduler.wallNow()), retry.deadLetterStream);
@@ -146,11 +146,11 @@ export class KinesisSpout {
     else this.reporter.error(`${given}: skipped (not re-emitted)`);
     this.counters.skipped += 1;
     this.metrics.shard(shard.shardId, ShardCounter.Skipped);
-    shard.inFlight.ack(record.sequenceNumber);
+    shard.inFlight.ack(key);
   }
 
   /** The held shard an id belongs to; acks for shards held elsewhere now (or unknown ids) are ignored. */
-  private locate(id: unknown, what: string): { shard: OwnedShard; sequenceNumber: string } | undefined {
+  private locate(id: unknown, what: string): { shard: OwnedShard; key: string } | undefined {
     const parsed = parseMessageId(id);
     if (!parsed) {
       this.reporter.warn('bad-id', `${what} for an id this spout never emits: ${JSON.stringify(id)}; ignored`);
@@ -164,7 +164,7 @@ export class KinesisSpout {
       this.counters.ignoredAcks += 1;
       return undefined;
     }
-    return { shard, sequenceNumber: parsed.sequenceNumber };
+    return { shard, key: parsed.key };
   }
 
 }

@@ -9,7 +9,7 @@
 import type { SpoutConfig } from '../../src/config/config';
 import { describeError } from '../../src/errors';
 import { drawRates, FaultPlan, type FaultRates } from './faults';
-import { InvariantChecker, type Violation } from './invariants';
+import { InvariantChecker, unitRank, type Violation } from './invariants';
 import { SimKinesis } from './kinesis/simKinesis';
 import { SimStream } from './kinesis/simStream';
 import { Operator } from './operator';
@@ -19,6 +19,7 @@ import { launchProcess, type ProcessWorld, type SpoutProcess } from './spoutProc
 import { describeState } from './stateReport';
 import { Trace } from './trace';
 import { Owner, SimLoop } from './virtualTime';
+import { kplAggregate } from '../helpers/kpl';
 import { ZkServer } from './zooKeeper/zkServer';
 
 export interface SimOptions {
@@ -248,10 +249,11 @@ export class Simulation {
 
   private onEmit(instance: SpoutProcess, id: string): void {
     this.emits += 1;
-    const [shardId, sequenceNumber] = id.split(':');
+    const [shardId, sequenceNumber, subText] = id.split(':');
+    const sub = subText === undefined ? undefined : Number(subText);
     this.log(instance.name, `emit ${id}`, true);
-    this.checker.onEmit(instance.name, instance.sessions, shardId, sequenceNumber);
-    instance.held.emitted(shardId, sequenceNumber);
+    this.checker.onEmit(instance.name, instance.sessions, shardId, sequenceNumber, sub);
+    instance.held.emitted(shardId, id, unitRank(sequenceNumber, sub));
     const leases = `${BASE}/leases/`;
     const holds = (shard: string) => {
       const owner = this.server.node(leases + shard)?.ephemeralOwner;
@@ -290,8 +292,8 @@ export class Simulation {
         );
       } else {
         this.log(instance.name, `ack ${id}`, true);
-        this.checker.onAck(shardId, sequenceNumber);
-        instance.held.acked(shardId, sequenceNumber);
+        this.checker.onAck(id);
+        instance.held.acked(shardId, id);
         this.command(instance, 'ack', () => instance.spout.ack(id));
       }
     });
@@ -347,7 +349,11 @@ export class Simulation {
       if (this.loop.now >= untilMs) return;
       for (let n = this.rng.int(0, 3); n > 0; n -= 1) {
         const key = `key-${this.rng.int(0, 99)}`;
-        const record = this.stream.put(key, this.rng.next(), Buffer.from(`{"n":${this.stream.recordCount}}`));
+        const n = this.stream.recordCount;
+        // Some records are KPL aggregates (made by aws-kinesis-agg): one tuple per user record, checkpoints inside them.
+        const users = this.rng.chance(0.15) ? this.rng.int(2, 4) : 0;
+        const data = users === 0 ? Buffer.from(`{"n":${n}}`) : kplAggregate(Array.from({ length: users }, (_, i) => ({ partitionKey: `${key}-${i}`, data: `{"n":${n},"sub":${i}}` }))).data;
+        const record = this.stream.put(key, this.rng.next(), data, users);
         this.log('kinesis', `put ${record.shardId}:${record.sequenceNumber}`, true);
       }
       this.loop.after(this.world, this.rng.int(20, 120), tick);

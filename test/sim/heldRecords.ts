@@ -3,11 +3,9 @@
  * oldest one not acked yet onwards (the unacked must be kept for re-emission; the acked behind them cannot
  * be checkpointed yet). A lower bound on its memory that does not trust the process's own count.
  */
-import { compareSequence } from '../../src/core/position';
-
 interface ShardLedger {
-  /** Sequence numbers in the order first emitted (stream order), with their ack state. */
-  entries: { sequenceNumber: string; acked: boolean }[];
+  /** Message ids in the order first emitted (stream order), with their place in the shard and ack state. */
+  entries: { id: string; rank: bigint; acked: boolean }[];
   index: Map<string, number>;
   /** First entry not acked. */
   head: number;
@@ -16,23 +14,24 @@ interface ShardLedger {
 export class HeldRecords {
   private readonly shards = new Map<string, ShardLedger>();
 
-  emitted(shardId: string, sequenceNumber: string): void {
+  /** `rank`: where the record (or user record) sits in its shard. */
+  emitted(shardId: string, id: string, rank: bigint): void {
     let ledger = this.shards.get(shardId);
-    const at = ledger?.index.get(sequenceNumber);
+    const at = ledger?.index.get(id);
     if (ledger && at !== undefined && !ledger.entries[at].acked) return; // a retry of a record in flight
     const last = ledger?.entries[ledger.entries.length - 1];
-    if (!ledger || (last && compareSequence(sequenceNumber, last.sequenceNumber) <= 0)) {
+    if (!ledger || (last && rank <= last.rank)) {
       // Reading again from a checkpoint (the shard was taken again): what came before is gone from memory.
       ledger = { entries: [], index: new Map(), head: 0 };
       this.shards.set(shardId, ledger);
     }
-    ledger.index.set(sequenceNumber, ledger.entries.length);
-    ledger.entries.push({ sequenceNumber, acked: false });
+    ledger.index.set(id, ledger.entries.length);
+    ledger.entries.push({ id, rank, acked: false });
   }
 
-  acked(shardId: string, sequenceNumber: string): void {
+  acked(shardId: string, id: string): void {
     const ledger = this.shards.get(shardId);
-    const at = ledger?.index.get(sequenceNumber);
+    const at = ledger?.index.get(id);
     if (!ledger || at === undefined) return;
     ledger.entries[at].acked = true;
     while (ledger.head < ledger.entries.length && ledger.entries[ledger.head].acked) ledger.head += 1;

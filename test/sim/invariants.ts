@@ -11,12 +11,14 @@
  *   churn               a process takes the same lease at most a few times a second (no tight loops)
  *   silent              unexpected data in ZooKeeper reaches Storm as an `error` naming the shard
  *   double-emission     a record is not emitted again under one lease while Storm still owes the outcome of its last emission
+ *   covered             no record (user record of a KPL aggregate included) at or below its shard's stored checkpoint is
+ *                       emitted: it was acked, and a new holder resumes after it (inside an aggregate: skips the done ones)
  *   duplicate           (planned-only runs: no crash, no ZooKeeper fault) no record emitted again once acked
  *   watch-leak          watch callbacks waiting on one path of one session stay few
  *   crash               no timer callback or Storm command throws
  */
 import type { ZkServer, NodeChange } from './zooKeeper/zkServer';
-import type { SimStream } from './kinesis/simStream';
+import { SimStream } from './kinesis/simStream';
 
 /** The bootstrap record as stored (DESIGN: the initial position, resolved once, for every later decision). */
 interface StoredBootstrap {
@@ -44,7 +46,16 @@ const TOP: Rank = 1n << 400n;
 interface StoredPosition {
   kind: string;
   sequenceNumber?: string;
+  subSequence?: number;
   timestampMs?: number;
+}
+
+/** Room for the sub-sequences of a KPL aggregate's user records between two sequence numbers. */
+const SUB_SLOTS = 1n << 20n;
+
+/** Where a record (a user record: `sub`) sits: by sequence number, then sub-sequence; a whole record after all its user records. */
+export function unitRank(sequenceNumber: string, sub?: number): Rank {
+  return BigInt(sequenceNumber) * SUB_SLOTS + (sub === undefined ? SUB_SLOTS - 1n : BigInt(sub));
 }
 
 function rankOf(position: StoredPosition): Rank {
@@ -52,7 +63,7 @@ function rankOf(position: StoredPosition): Rank {
     case 'SHARD_END':
       return TOP;
     case 'AFTER':
-      return BigInt(position.sequenceNumber ?? '0');
+      return unitRank(position.sequenceNumber ?? '0', position.subSequence);
     case 'AT_TIMESTAMP':
       return -1n;
     default:
@@ -62,7 +73,8 @@ function rankOf(position: StoredPosition): Rank {
 
 function describe(position: StoredPosition | undefined): string {
   if (!position) return '(none)';
-  return position.kind === 'AFTER' ? `AFTER ${position.sequenceNumber}` : position.kind;
+  if (position.kind !== 'AFTER') return position.kind;
+  return position.subSequence === undefined ? `AFTER ${position.sequenceNumber}` : `AFTER ${position.sequenceNumber}:${position.subSequence}`;
 }
 
 function positionIn(data: Buffer | undefined): StoredPosition | undefined {
@@ -145,12 +157,16 @@ export class InvariantChecker {
   }
 
   /** An emit of one record by a process whose ZooKeeper sessions (ever opened) are `sessions`. */
-  onEmit(who: string, sessions: ReadonlySet<string>, shardId: string, sequenceNumber: string): void {
+  onEmit(who: string, sessions: ReadonlySet<string>, shardId: string, sequenceNumber: string, sub?: number): void {
     const shard = this.stream.shards.get(shardId);
     const record = shard?.records.find((r) => r.sequenceNumber === sequenceNumber);
-    if (!shard || !record) return this.fail('phantom', `${who} emitted ${shardId}:${sequenceNumber}, which is not in the stream`);
-    if (!this.expected(shardId, record.arrivalMs)) return this.fail('phantom', `${who} emitted ${shardId}:${sequenceNumber}, which is before the initial position`);
-    const key = `${shardId}:${sequenceNumber}`;
+    const key = sub === undefined ? `${shardId}:${sequenceNumber}` : `${shardId}:${sequenceNumber}:${sub}`;
+    if (!shard || !record) return this.fail('phantom', `${who} emitted ${key}, which is not in the stream`);
+    // An aggregate's user records have ids with their sub-sequence; a plain record has none.
+    if (!SimStream.unitsOf(record).includes(key)) return this.fail('phantom', `${who} emitted ${key}, which is not an id of ${record.users === 0 ? 'the plain record' : `the aggregate of ${record.users}`} ${shardId}:${sequenceNumber}`);
+    if (!this.expected(shardId, record.arrivalMs)) return this.fail('phantom', `${who} emitted ${key}, which is before the initial position`);
+    const stored = this.checkpointOf(shardId);
+    if (stored?.kind === 'AFTER' && unitRank(sequenceNumber, sub) <= rankOf(stored)) return this.fail('covered', `${who} emitted ${key}, which the checkpoint of ${shardId} (${describe(stored)}) already covers`);
     this.emitted.set(key, (this.emitted.get(key) ?? 0) + 1);
     if (this.forbidDuplicates && this.acked.has(key)) return this.fail('duplicate', `${who} emitted ${key} again after it was acked, though no process crashed and ZooKeeper never failed`);
     const lease = this.server.node(this.leasesPrefix + shardId);
@@ -164,8 +180,9 @@ export class InvariantChecker {
     }
   }
 
-  onAck(shardId: string, sequenceNumber: string): void {
-    this.acked.add(`${shardId}:${sequenceNumber}`);
+  /** `id`: the message id acked. */
+  onAck(id: string): void {
+    this.acked.add(id);
   }
 
   /** Shards whose checkpoint the spout set to SHARD_END (an operator's damage later does not undo it). */
@@ -192,10 +209,12 @@ export class InvariantChecker {
     const limit = rankOf(after);
     if (limit < 0n) return;
     if (after.kind === 'SHARD_END' && shard.endingSequenceNumber === undefined) return this.fail('finished-unread', `${shardId} marked SHARD_END by ${by} but it is still open`);
-    const unacked = shard.records.filter((r) => BigInt(r.sequenceNumber) <= limit && this.expected(shardId, r.arrivalMs) && !this.acked.has(`${shardId}:${r.sequenceNumber}`));
+    const unacked = shard.records
+      .filter((r) => BigInt(r.sequenceNumber) * SUB_SLOTS <= limit && this.expected(shardId, r.arrivalMs))
+      .flatMap((r) => SimStream.unitsOf(r).filter((id, sub) => unitRank(r.sequenceNumber, r.users === 0 ? undefined : sub) <= limit && !this.acked.has(id)));
     if (unacked.length > 0) {
       const invariant = after.kind === 'SHARD_END' ? 'finished-unread' : 'checkpoint-unacked';
-      this.fail(invariant, `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0].sequenceNumber})`);
+      this.fail(invariant, `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0]})`);
     }
   }
 
@@ -227,11 +246,12 @@ export class InvariantChecker {
     for (const shard of this.stream.shards.values()) {
       for (const r of shard.records) {
         if (!this.expected(shard.shardId, r.arrivalMs)) continue;
-        total += 1;
-        const key = `${shard.shardId}:${r.sequenceNumber}`;
-        if (this.acked.has(key)) continue;
-        unacked += 1;
-        if (missing.length < 3) missing.push(`${key}${this.emitted.has(key) ? ' (emitted)' : ' (never emitted)'}`);
+        for (const key of SimStream.unitsOf(r)) {
+          total += 1;
+          if (this.acked.has(key)) continue;
+          unacked += 1;
+          if (missing.length < 3) missing.push(`${key}${this.emitted.has(key) ? ' (emitted)' : ' (never emitted)'}`);
+        }
       }
     }
     if (unacked > 0) return `${unacked} of ${total} record(s) never acked, e.g. ${missing.join(', ')}`;

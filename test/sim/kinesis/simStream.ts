@@ -11,6 +11,8 @@ export interface SimRecord {
   partitionKey: string;
   data: Uint8Array;
   arrivalMs: number;
+  /** A KPL aggregate (its data made by aws-kinesis-agg) of this many user records; 0 for a plain record. */
+  users: number;
 }
 
 export interface SimShard {
@@ -71,10 +73,10 @@ export class SimStream {
   }
 
   /** Puts one record on the open shard whose hash range holds `hashKey` (a fraction of the key space). */
-  put(partitionKey: string, hashFraction: number, data: Uint8Array): SimRecord {
+  put(partitionKey: string, hashFraction: number, data: Uint8Array, users = 0): SimRecord {
     const hash = (MAX_HASH * BigInt(Math.floor(hashFraction * 1e9))) / 1_000_000_000n;
     const shard = this.open().find((s) => s.startingHashKey <= hash && hash <= s.endingHashKey)!;
-    const record: SimRecord = { shardId: shard.shardId, sequenceNumber: this.sequence(), partitionKey, data, arrivalMs: this.clock() };
+    const record: SimRecord = { shardId: shard.shardId, sequenceNumber: this.sequence(), partitionKey, data, arrivalMs: this.clock(), users };
     shard.records.push(record);
     return record;
   }
@@ -109,6 +111,12 @@ export class SimStream {
     shard.children.push(child.shardId);
     adjacent.children.push(child.shardId);
     return child;
+  }
+
+  /** Ids of what the spout emits for a record: `<shardId>:<seq>`, or one `<shardId>:<seq>:<sub>` per user record of an aggregate. */
+  static unitsOf(record: SimRecord): string[] {
+    const id = `${record.shardId}:${record.sequenceNumber}`;
+    return record.users === 0 ? [id] : Array.from({ length: record.users }, (_, sub) => `${id}:${sub}`);
   }
 
   get recordCount(): number {

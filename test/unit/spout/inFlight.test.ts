@@ -62,7 +62,7 @@ describe('InFlight checkpoint rule', () => {
           expect(tracker.size).toBe(unacked.length);
           expect(tracker.held).toBe(oldest < 0 ? 0 : emitted.length - oldest);
           expect(tracker.heldBytes).toBe(unacked.reduce((sum, e) => sum + e.bytes, 0));
-          expect(tracker.oldest()?.sequenceNumber).toBe(oldest < 0 ? undefined : emitted[oldest].seq);
+          expect(tracker.oldest()?.key).toBe(oldest < 0 ? undefined : emitted[oldest].seq);
           const covered = oldest < 0 ? emitted.length : oldest;
           expect(tracker.watermark).toBe(covered === 0 ? previous : emitted[covered - 1].seq);
           if (previous !== undefined) expect(compareSequence(tracker.watermark!, previous)).toBeGreaterThanOrEqual(0);
