@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import org.apache.storm.Config;
 import org.apache.storm.spout.ShellSpout;
 import org.apache.storm.spout.SpoutOutputCollector;
@@ -29,7 +30,8 @@ import org.apache.storm.utils.ObjectReader;
  * {@code retry.onExhausted} is {@code deadLetter}), passes the map to its tasks as component
  * configuration ({@code kinesis.spout}, so two spouts in one topology can read two streams), registers
  * the Kryo types that {@code dataFormat: "json"} puts in tuples, and registers the metrics the process
- * reports ({@link #PROCESS_METRIC}, {@link #SHARD_METRIC}).
+ * reports ({@link #PROCESS_METRIC}, {@link #SHARD_METRIC}) and what Kryo needs to carry them to a
+ * metrics consumer in another worker ({@link EmptyMapSerializer}, {@code TreeMap}).
  */
 public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     private static final long serialVersionUID = 1L;
@@ -105,10 +107,16 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     public Map<String, Object> getComponentConfiguration() {
         Map<String, Object> conf = new HashMap<>();
         conf.put(CONF_KEY, spoutConf);
+        // Nimbus merges every component's Kryo registrations into the topology's.
+        List<Object> kryo = new ArrayList<>();
+        // A metric's value (a TreeMap) and data point (with an empty map) go to a metrics consumer in
+        // another worker through Kryo; Storm registers neither class, and an unregistered one halts the worker.
+        kryo.add(Map.of(EmptyMapSerializer.EMPTY_MAP_CLASS, EmptyMapSerializer.class.getName()));
+        kryo.add(TreeMap.class.getName());
         if (registerJsonTypes) {
-            // Nimbus merges every component's Kryo registrations into the topology's.
-            conf.put(Config.TOPOLOGY_KRYO_REGISTER, JSON_TYPES);
+            kryo.addAll(JSON_TYPES);
         }
+        conf.put(Config.TOPOLOGY_KRYO_REGISTER, kryo);
         return conf;
     }
 

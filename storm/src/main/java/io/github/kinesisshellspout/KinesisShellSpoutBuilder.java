@@ -110,7 +110,7 @@ public final class KinesisShellSpoutBuilder {
      * Leaves out the Kryo registrations of {@code dataFormat: "json"}, for a topology that registers them
      * itself or sets {@code topology.fall.back.on.java.serialization}.
      */
-    public KinesisShellSpoutBuilder withoutKryoRegistrations() {
+    public KinesisShellSpoutBuilder withoutJsonKryoRegistrations() {
         this.registerJsonTypes = false;
         return this;
     }

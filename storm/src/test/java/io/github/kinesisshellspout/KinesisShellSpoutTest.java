@@ -9,7 +9,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import com.esotericsoftware.kryo.Kryo;
+import com.esotericsoftware.kryo.KryoException;
+import com.esotericsoftware.kryo.io.Input;
+import com.esotericsoftware.kryo.io.Output;
+import java.util.TreeMap;
 import org.apache.storm.Config;
+import org.apache.storm.metric.api.IMetricsConsumer.DataPoint;
+import org.apache.storm.serialization.SerializationFactory;
 import org.apache.storm.generated.StreamInfo;
 import org.apache.storm.topology.OutputFieldsGetter;
 import org.apache.storm.utils.Utils;
@@ -79,18 +86,41 @@ class KinesisShellSpoutTest {
         }
     }
 
+    private static final Map<String, String> EMPTY_MAP_REGISTRATION = Map.of("java.util.Collections$EmptyMap", "io.github.kinesisshellspout.EmptyMapSerializer");
+
     @Test
-    void passesTheMapAsComponentConfigurationWithTheKryoTypesOnlyForJson() {
+    void passesTheMapAsComponentConfigurationWithTheJsonKryoTypesOnlyForJson() {
         Map<String, Object> plain = new KinesisShellSpout(conf()).getComponentConfiguration();
         assertEquals(conf(), plain.get("kinesis.spout"));
-        assertFalse(plain.containsKey(Config.TOPOLOGY_KRYO_REGISTER));
+        assertEquals(List.of(EMPTY_MAP_REGISTRATION, "java.util.TreeMap"), plain.get(Config.TOPOLOGY_KRYO_REGISTER));
 
         Map<String, Object> json = new KinesisShellSpout(conf("dataFormat", "json")).getComponentConfiguration();
-        assertEquals(List.of("org.apache.storm.shade.net.minidev.json.JSONObject", "org.apache.storm.shade.net.minidev.json.JSONArray"),
+        assertEquals(List.of(EMPTY_MAP_REGISTRATION, "java.util.TreeMap", "org.apache.storm.shade.net.minidev.json.JSONObject", "org.apache.storm.shade.net.minidev.json.JSONArray"),
             json.get(Config.TOPOLOGY_KRYO_REGISTER));
 
-        Map<String, Object> optedOut = KinesisShellSpout.builder().setAll(conf("dataFormat", "json")).withoutKryoRegistrations().build().getComponentConfiguration();
-        assertFalse(optedOut.containsKey(Config.TOPOLOGY_KRYO_REGISTER));
+        Map<String, Object> optedOut = KinesisShellSpout.builder().setAll(conf("dataFormat", "json")).withoutJsonKryoRegistrations().build().getComponentConfiguration();
+        assertEquals(List.of(EMPTY_MAP_REGISTRATION, "java.util.TreeMap"), optedOut.get(Config.TOPOLOGY_KRYO_REGISTER));
+    }
+
+    private static Object roundTrip(Kryo kryo, Object value) {
+        Output out = new Output(4096, -1);
+        kryo.writeClassAndObject(out, value);
+        return kryo.readClassAndObject(new Input(out.toBytes()));
+    }
+
+    /**
+     * Storm 2.8 leaves Collections.emptyMap() (a data point's dimensions) and TreeMap (the metrics' values)
+     * unregistered; the spout's registrations carry them.
+     */
+    @Test
+    void metricsDataPointsGoThroughKryoWithTheSpoutsRegistrations() {
+        DataPoint point = new DataPoint("kinesis-spout", new TreeMap<>(Map.of("emitted", 3L, "shardsHeld", 2L)));
+        Map<String, Object> stormConf = new HashMap<>(Utils.readDefaultConfig());
+        stormConf.put(Config.TOPOLOGY_FALL_BACK_ON_JAVA_SERIALIZATION, false);
+        assertThrows(KryoException.class, () -> roundTrip(SerializationFactory.getKryo(stormConf), point));
+
+        stormConf.put(Config.TOPOLOGY_KRYO_REGISTER, new KinesisShellSpout(conf("dataFormat", "json")).getComponentConfiguration().get(Config.TOPOLOGY_KRYO_REGISTER));
+        assertEquals(point, roundTrip(SerializationFactory.getKryo(stormConf), point));
     }
 
     @Test

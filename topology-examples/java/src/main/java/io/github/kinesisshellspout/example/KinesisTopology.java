@@ -31,7 +31,7 @@ public final class KinesisTopology {
         // What a topology needs to read Kinesis: this line (and the kinesis-shell-spout dependency).
         KinesisShellSpout spout = new KinesisShellSpout(config.spoutConf());
         if (!config.registerJsonTypes()) {
-            spout = KinesisShellSpout.builder().setAll(config.spoutConf()).withoutKryoRegistrations().build();
+            spout = KinesisShellSpout.builder().setAll(config.spoutConf()).withoutJsonKryoRegistrations().build();
         }
         if (config.declaredFields() != null) {
             spout = new MisdeclaredSpout(config.spoutConf(), config.declaredFields());
