@@ -1,15 +1,23 @@
 /**
- * Builds a topology example with Maven when its jar is missing or its inputs changed (sources, pom, the
- * bundled spout it packs). Inputs are compared by content hash: `npm test` rebuilds the spout every run,
- * and a byte-identical script must not cost a Maven build each time.
+ * Builds the Java module (storm/: `mvn install`, which runs its JUnit tests, into the local Maven
+ * repository) and then a topology example depending on it, each when its output is missing or its inputs
+ * changed (sources, pom, the bundle the module packs, the module jar an example packs). Inputs are
+ * compared by content hash: `npm test` rebuilds the bundle every run, and a byte-identical script must not
+ * cost a Maven build each time.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const REPO = resolve(__dirname, '../../..');
 export const SPOUT_SCRIPT = join(REPO, 'multilang/resources/kinesis-spout.cjs');
+const SPOUT_LICENSES = join(REPO, 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt');
+export const MODULE_DIR = join(REPO, 'storm');
+const MODULE_JAR = 'kinesis-shell-spout-0.1.0.jar';
+/** Where `mvn install` puts the module, and where the examples' builds take it from. */
+export const INSTALLED_MODULE_JAR = join(homedir(), '.m2/repository/io/github/kinesisshellspout/kinesis-shell-spout/0.1.0', MODULE_JAR);
 const LOCK_STALE_MS = 15 * 60_000;
 
 export interface Build {
@@ -27,19 +35,45 @@ export async function mavenBuild(projectDir: string, jarName: string): Promise<B
   // One lock for all the examples: concurrent Maven runs filling one ~/.m2 can corrupt it.
   mkdirSync(join(REPO, 'topology-examples', 'target'), { recursive: true });
   await withLock(join(REPO, 'topology-examples', 'target', 'maven.lock'), () => {
-    const hash = inputsHash(projectDir);
+    installModule();
+    const hash = inputsHash(projectDir, [SPOUT_SCRIPT, INSTALLED_MODULE_JAR]);
     const upToDate = existsSync(jar) && existsSync(classpathFile) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash;
     if (upToDate) return;
-    // Offline first: once ~/.m2 holds everything, no registry is asked; a fresh machine falls back to online.
-    const offline = mvn(projectDir, ['-q', '-o', 'package']);
-    if (offline.status !== 0) {
-      const online = mvn(projectDir, ['-q', 'package']);
-      if (online.status !== 0) throw new Error(`mvn package failed in ${projectDir}:\n${online.output.slice(-6000)}`);
-    }
+    mvnOfflineFirst(projectDir, 'package');
     writeFileSync(stamp, hash);
   });
   const classpath = readFileSync(classpathFile, 'utf8').trim().split(':').filter(Boolean);
   return { jar, classpath };
+}
+
+/** The Java module alone, installed (see installModule); resolves to its jar. */
+export async function mavenInstallModule(): Promise<string> {
+  if (!existsSync(SPOUT_SCRIPT)) throw new Error(`${SPOUT_SCRIPT} is missing: run \`npm run build\` first`);
+  mkdirSync(join(REPO, 'topology-examples', 'target'), { recursive: true });
+  await withLock(join(REPO, 'topology-examples', 'target', 'maven.lock'), installModule);
+  return INSTALLED_MODULE_JAR;
+}
+
+/**
+ * `mvn install` of storm/ (compiles, runs its JUnit tests, packs the bundle) unless the jar in the local
+ * repository is the one built from the current inputs: another checkout may have installed its own.
+ */
+function installModule(): void {
+  const built = join(MODULE_DIR, 'target', MODULE_JAR);
+  const stamp = join(MODULE_DIR, 'target', 'e2e-inputs.sha256');
+  const hash = inputsHash(MODULE_DIR, [SPOUT_SCRIPT, SPOUT_LICENSES]);
+  const upToDate =
+    existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(built) && existsSync(INSTALLED_MODULE_JAR) && readFileSync(built).equals(readFileSync(INSTALLED_MODULE_JAR));
+  if (upToDate) return;
+  mvnOfflineFirst(MODULE_DIR, 'install');
+  writeFileSync(stamp, hash);
+}
+
+/** Offline first: once ~/.m2 holds everything, no registry is asked; a fresh machine falls back to online. */
+function mvnOfflineFirst(cwd: string, goal: string): void {
+  if (mvn(cwd, ['-q', '-o', goal]).status === 0) return;
+  const online = mvn(cwd, ['-q', goal]);
+  if (online.status !== 0) throw new Error(`mvn ${goal} failed in ${cwd}:\n${online.output.slice(-6000)}`);
 }
 
 function mvn(cwd: string, args: string[]): { status: number | null; output: string } {
@@ -47,9 +81,9 @@ function mvn(cwd: string, args: string[]): { status: number | null; output: stri
   return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
 }
 
-function inputsHash(projectDir: string): string {
+function inputsHash(projectDir: string, extra: string[]): string {
   const hash = createHash('sha256');
-  const files = [join(projectDir, 'pom.xml'), SPOUT_SCRIPT, ...walk(join(projectDir, 'src'))].sort();
+  const files = [join(projectDir, 'pom.xml'), ...extra, ...walk(join(projectDir, 'src'))].sort();
   for (const file of files) {
     hash.update(file).update('\0').update(readFileSync(file)).update('\0');
   }

@@ -1,23 +1,17 @@
 (ns kinesis-topology.core
-  "The topology of ../java in Storm's Clojure DSL: the Kinesis spout as a shell-spout-spec running the
-  bundled kinesis-spout.cjs from the jar's resources/, a bolt recording each tuple (one JSON line per tuple
+  "The topology of ../java in Storm's Clojure DSL: the Kinesis spout (KinesisShellSpout, from the
+  kinesis-shell-spout dependency, running the bundled kinesis-spout.cjs), a bolt recording each tuple (one JSON line per tuple
   in the file `outputFile`), and a bolt acking it. Same JSON configuration file as the Java example.
 
     storm jar target/kinesis-topology-clojure-0.1.0-standalone.jar clojure.main -m kinesis-topology.core remote config.json
     java -cp target/kinesis-topology-clojure-0.1.0.jar:$(cat target/classpath.txt) clojure.main -m kinesis-topology.core local config.json"
   (:require [org.apache.storm.clojure :refer [ack! bolt bolt-spec defbolt emit-bolt! local-cluster
-                                               shell-spout-spec submit-remote-topology topology]])
-  (:import [java.io BufferedReader FileOutputStream InputStreamReader]
+                                               spout-spec submit-remote-topology topology]])
+  (:import [io.github.kinesisshellspout KinesisShellSpout]
+           [java.io BufferedReader FileOutputStream InputStreamReader]
            [java.nio.charset StandardCharsets]
            [org.apache.storm Config]
            [org.apache.storm.shade.net.minidev.json JSONValue]))
-
-(def default-fields ["partitionKey" "data" "shardId" "sequenceNumber" "arrivalTimestamp"])
-
-(def json-types
-  "What parsed record data (dataFormat json) is in a tuple, Storm parsing the script's frames with its
-  shaded json-smart; Kryo refuses them between workers unless registered."
-  ["org.apache.storm.shade.net.minidev.json.JSONObject" "org.apache.storm.shade.net.minidev.json.JSONArray"])
 
 (defn spout-conf
   "The `kinesis.spout` map: the file's short keys, then everything under \"spout\" (zookeeper merged)."
@@ -64,24 +58,21 @@
   (ack! collector tuple))
 
 (defn make-topology [cfg]
-  (let [conf (spout-conf cfg)
-        fields (vec (or (get conf "outputFields") default-fields))
-        stream (get conf "outputStream" "default")
+  (let [;; Declares its stream and fields from the map, passes the map to its tasks, and registers what
+        ;; Kryo needs for dataFormat json (in its own component conf, which the DSL's :conf refuses).
+        spout (KinesisShellSpout. (spout-conf cfg))
+        stream (.outputStream spout)
         spouts (get cfg "spoutParallelism" 2)
         bolts (get cfg "boltParallelism" 2)
-        grouping (if (some #{"partitionKey"} fields) ["partitionKey"] :shuffle)]
+        grouping (if (some #{"partitionKey"} (.outputFields spout)) ["partitionKey"] :shuffle)]
     (topology
-     {"kinesis" (shell-spout-spec ["node" "kinesis-spout.cjs"] {stream fields}
-                                  :p spouts :conf {"kinesis.spout" conf})}
+     {"kinesis" (spout-spec spout :p spouts)}
      {"record" (bolt-spec {["kinesis" stream] grouping} (recorder (get cfg "outputFile")) :p bolts)
       "ack" (bolt-spec {"record" ["id"]} acker :p bolts)})))
 
 (defn topology-conf [cfg]
   (let [conf (Config.)]
     (.setNumWorkers conf (int (get cfg "workers" 2)))
-    ;; In the topology conf: TopologyBuilder refuses Kryo registrations in a spec's :conf.
-    (when (= "json" (get (spout-conf cfg) "dataFormat"))
-      (doseq [type json-types] (.registerSerialization conf (Class/forName type))))
     (.putAll conf (into {} (get cfg "storm")))
     conf))
 

@@ -57,28 +57,23 @@ public final class ExampleConfig {
         return conf;
     }
 
-    /** The fields the topology declares: {@code declaredFields}, else the spout's {@code outputFields}. */
+    /** Fields to declare instead of the spout's {@code outputFields}, or null (only to see the spout refuse them). */
     @SuppressWarnings("unchecked")
     public List<String> declaredFields() {
-        Object fields = json.getOrDefault("declaredFields", spoutConf().get("outputFields"));
-        return fields == null ? KinesisSpout.DEFAULT_FIELDS : new ArrayList<>((List<String>) fields);
-    }
-
-    public String spoutStream() {
-        Object stream = spoutConf().get("outputStream");
-        return stream == null ? "default" : stream.toString();
+        Object fields = json.get("declaredFields");
+        return fields == null ? null : new ArrayList<>((List<String>) fields);
     }
 
     /**
-     * {@code "grouping": "partitionKey"} (the default, when that field is declared) or {@code "shuffle"}.
+     * {@code "grouping": "partitionKey"} (the default; shuffle anyway when that field is not emitted) or {@code "shuffle"}.
      * Storm 2's shuffle prefers bolt tasks in the same worker; {@code topology.disable.loadaware.messaging}
      * makes it spread over all workers.
      */
     public boolean groupByPartitionKey() {
-        return string("grouping", "partitionKey").equals("partitionKey") && declaredFields().contains("partitionKey");
+        return string("grouping", "partitionKey").equals("partitionKey");
     }
 
-    /** With {@code dataFormat: "json"}: register json-smart's types with Kryo (default true; see KinesisSpout). */
+    /** With {@code dataFormat: "json"}: register json-smart's types with Kryo (default true; false only to see what happens without). */
     public boolean registerJsonTypes() {
         return !Boolean.FALSE.equals(json.get("registerJsonTypes"));
     }

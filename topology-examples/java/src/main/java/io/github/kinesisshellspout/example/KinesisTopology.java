@@ -1,6 +1,8 @@
 package io.github.kinesisshellspout.example;
 
+import io.github.kinesisshellspout.KinesisShellSpout;
 import java.nio.file.Path;
+import java.util.List;
 import org.apache.storm.Config;
 import org.apache.storm.StormSubmitter;
 import org.apache.storm.generated.StormTopology;
@@ -26,17 +28,26 @@ public final class KinesisTopology {
 
     public static StormTopology build(ExampleConfig config) {
         TopologyBuilder builder = new TopologyBuilder();
-        KinesisSpout spout = new KinesisSpout(config.spoutConf(), config.declaredFields());
+        // What a topology needs to read Kinesis: this line (and the kinesis-shell-spout dependency).
+        KinesisShellSpout spout = new KinesisShellSpout(config.spoutConf());
         if (!config.registerJsonTypes()) {
-            spout.withoutJsonTypesRegistered();
+            spout = KinesisShellSpout.builder().setAll(config.spoutConf()).withoutJsonKryoRegistrations().build();
+        }
+        if (config.declaredFields() != null) {
+            spout = new MisdeclaredSpout(config.spoutConf(), config.declaredFields());
         }
         builder.setSpout(SPOUT, spout, config.spoutParallelism()).setNumTasks(config.spoutTasks());
         BoltDeclarer recorder = builder.setBolt(RECORDER, new RecordingBolt(config.outputFile()), config.boltParallelism());
-        if (config.groupByPartitionKey()) {
+        List<String> fields = config.declaredFields() != null ? config.declaredFields() : spout.outputFields();
+        if (config.groupByPartitionKey() && fields.contains("partitionKey")) {
             // One recorder task per key, so the file shows each key's tuples in the order they were emitted.
-            recorder.fieldsGrouping(SPOUT, config.spoutStream(), new Fields("partitionKey"));
+            recorder.fieldsGrouping(SPOUT, spout.outputStream(), new Fields("partitionKey"));
         } else {
-            recorder.shuffleGrouping(SPOUT, config.spoutStream());
+            recorder.shuffleGrouping(SPOUT, spout.outputStream());
+        }
+        if (spout.deadLetterStream() != null) {
+            // Dead letters are recorded too (unanchored, so nothing to ack downstream).
+            recorder.shuffleGrouping(SPOUT, spout.deadLetterStream());
         }
         AckBolt acker = config.failFraction() > 0 ? new FailingBolt(config.failFraction(), config.outputFile()) : new AckBolt();
         // By id, so each record meets the same acking task on every replay and fails at most once.

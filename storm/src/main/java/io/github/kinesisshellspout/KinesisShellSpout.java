@@ -1,0 +1,173 @@
+package io.github.kinesisshellspout;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import org.apache.storm.Config;
+import org.apache.storm.spout.ShellSpout;
+import org.apache.storm.spout.SpoutOutputCollector;
+import org.apache.storm.task.TopologyContext;
+import org.apache.storm.topology.IRichSpout;
+import org.apache.storm.topology.OutputFieldsDeclarer;
+import org.apache.storm.tuple.Fields;
+import org.apache.storm.utils.ObjectReader;
+
+/**
+ * The Kinesis spout: each task runs {@code node kinesis-spout.cjs} from the topology jar's
+ * {@code resources/} folder (this artifact puts the script there) and speaks Storm's multilang protocol
+ * with it.
+ *
+ * <pre>
+ * builder.setSpout("kinesis", new KinesisShellSpout(Map.of(
+ *     "streamName", "orders", "region", "eu-west-1", "applicationName", "orders-to-s3")), 4);
+ * </pre>
+ *
+ * <p>It declares the output stream and fields the map configures (and the dead-letter stream when
+ * {@code retry.onExhausted} is {@code deadLetter}), passes the map to its tasks as component
+ * configuration ({@code kinesis.spout}, so two spouts in one topology can read two streams), registers
+ * the Kryo types that {@code dataFormat: "json"} puts in tuples, and registers the metrics the process
+ * reports ({@link #PROCESS_METRIC}, {@link #SHARD_METRIC}) and what Kryo needs to carry them to a
+ * metrics consumer in another worker ({@link EmptyMapSerializer}, {@code TreeMap}).
+ */
+public class KinesisShellSpout extends ShellSpout implements IRichSpout {
+    private static final long serialVersionUID = 1L;
+
+    /** Component configuration key of the spout's own configuration. */
+    public static final String CONF_KEY = "kinesis.spout";
+    /** Conf key telling the process which metrics are registered (it reports none without it). */
+    public static final String METRICS_CONF_KEY = "kinesis.spout.metrics";
+    /** Per process: shards held, leases, records in memory, ZooKeeper state, tuples emitted/acked/failed. */
+    public static final String PROCESS_METRIC = "kinesis-spout";
+    /** Per shard, keys {@code <shardId>.<name>}: lag, in flight, rates, tuples emitted/acked/failed. */
+    public static final String SHARD_METRIC = "kinesis-spout-shards";
+    public static final String SCRIPT = "kinesis-spout.cjs";
+    /**
+     * Storm parses the process's frames with its shaded json-smart, so with {@code dataFormat: "json"} the
+     * data field holds these types, which Kryo refuses unless registered: the first such tuple sent to
+     * another worker would halt it ("Class is not registered: ...JSONObject").
+     */
+    public static final List<String> JSON_TYPES = List.of(
+        "org.apache.storm.shade.net.minidev.json.JSONObject", "org.apache.storm.shade.net.minidev.json.JSONArray");
+
+    private static final String BUCKET_SECS_KEY = Config.TOPOLOGY_BUILTIN_METRICS_BUCKET_SIZE_SECS;
+    private static final int DEFAULT_BUCKET_SECS = 60;
+
+    private final HashMap<String, Object> spoutConf;
+    private final SpoutStreams streams;
+    private final boolean registerJsonTypes;
+
+    /**
+     * @param spoutConf the {@code kinesis.spout} map (see the project README's configuration table); the
+     *                  keys that decide what is declared ({@code outputFields}, {@code outputStream},
+     *                  {@code retry}) are checked here, the rest by the process at start
+     * @throws IllegalArgumentException naming the key, if one of those is malformed
+     */
+    public KinesisShellSpout(Map<String, Object> spoutConf) {
+        this(spoutConf, "node", true);
+    }
+
+    KinesisShellSpout(Map<String, Object> spoutConf, String node, boolean registerJsonTypes) {
+        super(node, SCRIPT);
+        this.spoutConf = copy(Objects.requireNonNull(spoutConf, "the kinesis.spout map"));
+        this.streams = SpoutStreams.from(this.spoutConf);
+        this.registerJsonTypes = registerJsonTypes && "json".equals(spoutConf.get("dataFormat"));
+    }
+
+    public static KinesisShellSpoutBuilder builder() {
+        return new KinesisShellSpoutBuilder();
+    }
+
+    /** The stream the records are emitted on ({@code outputStream}, default {@code default}), for groupings. */
+    public String outputStream() {
+        return streams.outputStream;
+    }
+
+    public List<String> outputFields() {
+        return streams.outputFields;
+    }
+
+    /** The dead-letter stream, or null when records over {@code retry.maxRetries} are skipped. */
+    public String deadLetterStream() {
+        return streams.deadLetterStream;
+    }
+
+    @Override
+    public void declareOutputFields(OutputFieldsDeclarer declarer) {
+        declarer.declareStream(streams.outputStream, new Fields(streams.outputFields));
+        if (streams.deadLetterStream != null) {
+            declarer.declareStream(streams.deadLetterStream, new Fields(streams.deadLetterFields()));
+        }
+    }
+
+    @Override
+    public Map<String, Object> getComponentConfiguration() {
+        Map<String, Object> conf = new HashMap<>();
+        conf.put(CONF_KEY, spoutConf);
+        // Nimbus merges every component's Kryo registrations into the topology's.
+        List<Object> kryo = new ArrayList<>();
+        // A metric's value (a TreeMap) and data point (with an empty map) go to a metrics consumer in
+        // another worker through Kryo; Storm registers neither class, and an unregistered one halts the worker.
+        kryo.add(Map.of(EmptyMapSerializer.EMPTY_MAP_CLASS, EmptyMapSerializer.class.getName()));
+        kryo.add(TreeMap.class.getName());
+        if (registerJsonTypes) {
+            kryo.addAll(JSON_TYPES);
+        }
+        conf.put(Config.TOPOLOGY_KRYO_REGISTER, kryo);
+        return conf;
+    }
+
+    /** Registers the metrics before the process starts: a frame naming an unregistered metric kills the worker. */
+    @Override
+    public void open(Map<String, Object> conf, TopologyContext context, SpoutOutputCollector collector) {
+        int bucketSecs = bucketSecs(conf);
+        context.registerMetric(PROCESS_METRIC, new KinesisShellMetric(PROCESS_METRIC), bucketSecs);
+        context.registerMetric(SHARD_METRIC, new KinesisShellMetric(SHARD_METRIC), bucketSecs);
+        super.open(processConf(conf), context, collector);
+    }
+
+    /**
+     * The conf the process receives in its handshake: Storm's, plus which metrics are registered and how
+     * often Storm collects them. Added here rather than in the component configuration because the
+     * bucket size is the topology's, known only now.
+     */
+    static Map<String, Object> processConf(Map<String, Object> conf) {
+        Map<String, Object> metrics = new LinkedHashMap<>();
+        metrics.put("version", 1);
+        metrics.put("process", PROCESS_METRIC);
+        metrics.put("shards", SHARD_METRIC);
+        metrics.put("intervalSecs", bucketSecs(conf));
+        Map<String, Object> processConf = new HashMap<>(conf);
+        processConf.put(METRICS_CONF_KEY, metrics);
+        return processConf;
+    }
+
+    static int bucketSecs(Map<String, Object> conf) {
+        int secs = ObjectReader.getInt(conf.get(BUCKET_SECS_KEY), DEFAULT_BUCKET_SECS);
+        return secs > 0 ? secs : DEFAULT_BUCKET_SECS;
+    }
+
+    /** A serializable deep copy: Storm serializes the spout, and a caller's map may be immutable or shared. */
+    static HashMap<String, Object> copy(Map<String, Object> map) {
+        HashMap<String, Object> copied = new HashMap<>();
+        map.forEach((k, v) -> copied.put(k, copyValue(v)));
+        return copied;
+    }
+
+    private static Object copyValue(Object value) {
+        if (value instanceof Map<?, ?> map) {
+            HashMap<String, Object> copied = new HashMap<>();
+            map.forEach((k, v) -> copied.put(String.valueOf(k), copyValue(v)));
+            return copied;
+        }
+        if (value instanceof List<?> list) {
+            ArrayList<Object> copied = new ArrayList<>();
+            list.forEach(v -> copied.add(copyValue(v)));
+            return copied;
+        }
+        return value;
+    }
+}

@@ -1,0 +1,121 @@
+package io.github.kinesisshellspout;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds the {@code kinesis.spout} map key by key, for code that prefers methods to a map literal:
+ *
+ * <pre>
+ * KinesisShellSpout spout = KinesisShellSpout.builder()
+ *     .streamName("orders").region("eu-west-1").applicationName("orders-to-s3")
+ *     .set("retry.maxRetries", 5)
+ *     .build();
+ * </pre>
+ *
+ * Every key of the README's configuration table can be set with {@link #set}; the named methods are
+ * the common ones.
+ */
+public final class KinesisShellSpoutBuilder {
+    private final Map<String, Object> conf = new HashMap<>();
+    private String node = "node";
+    private boolean registerJsonTypes = true;
+
+    KinesisShellSpoutBuilder() {
+    }
+
+    public KinesisShellSpoutBuilder streamName(String streamName) {
+        return set("streamName", streamName);
+    }
+
+    public KinesisShellSpoutBuilder streamArn(String streamArn) {
+        return set("streamArn", streamArn);
+    }
+
+    public KinesisShellSpoutBuilder region(String region) {
+        return set("region", region);
+    }
+
+    public KinesisShellSpoutBuilder endpoint(String endpoint) {
+        return set("endpoint", endpoint);
+    }
+
+    /** Where checkpoints live in ZooKeeper: set it, so that renaming the topology does not start over. */
+    public KinesisShellSpoutBuilder applicationName(String applicationName) {
+        return set("applicationName", applicationName);
+    }
+
+    /** {@code LATEST} or {@code TRIM_HORIZON}; other forms through {@link #set}. */
+    public KinesisShellSpoutBuilder initialPosition(String initialPosition) {
+        return set("initialPosition", initialPosition);
+    }
+
+    /** {@code zookeeper.connect}: {@code host:port[,host:port...][/chroot]}. */
+    public KinesisShellSpoutBuilder zookeeper(String connect) {
+        return set("zookeeper.connect", connect);
+    }
+
+    public KinesisShellSpoutBuilder outputFields(String... fields) {
+        return set("outputFields", List.of(fields));
+    }
+
+    public KinesisShellSpoutBuilder outputStream(String stream) {
+        return set("outputStream", stream);
+    }
+
+    /** {@code utf8}, {@code base64} or {@code json}. */
+    public KinesisShellSpoutBuilder dataFormat(String dataFormat) {
+        return set("dataFormat", dataFormat);
+    }
+
+    /** Records failed more than {@code retry.maxRetries} times go to this stream instead of being skipped. */
+    public KinesisShellSpoutBuilder deadLetters(String stream) {
+        set("retry.onExhausted", "deadLetter");
+        return set("retry.deadLetterStream", stream);
+    }
+
+    /**
+     * Any key of the configuration; a dotted key sets a key of a nested object
+     * ({@code "retry.maxRetries"}, {@code "zookeeper.sessionTimeoutMs"}).
+     */
+    @SuppressWarnings("unchecked")
+    public KinesisShellSpoutBuilder set(String key, Object value) {
+        String[] path = key.split("\\.");
+        Map<String, Object> at = conf;
+        for (int i = 0; i < path.length - 1; i++) {
+            Object next = at.computeIfAbsent(path[i], k -> new HashMap<String, Object>());
+            if (!(next instanceof Map)) {
+                throw new IllegalArgumentException("kinesis.spout." + key + ": " + String.join(".", List.of(path).subList(0, i + 1)) + " is already set to a value that is not an object");
+            }
+            at = (Map<String, Object>) next;
+        }
+        at.put(path[path.length - 1], value);
+        return this;
+    }
+
+    /** Every key of {@code spoutConf} (a {@code kinesis.spout} map), over what was set before. */
+    public KinesisShellSpoutBuilder setAll(Map<String, Object> spoutConf) {
+        conf.putAll(KinesisShellSpout.copy(spoutConf));
+        return this;
+    }
+
+    /** The Node.js executable, if {@code node} on the worker's PATH is not the one (Node 20 or newer). */
+    public KinesisShellSpoutBuilder node(String executable) {
+        this.node = executable;
+        return this;
+    }
+
+    /**
+     * Leaves out the Kryo registrations of {@code dataFormat: "json"}, for a topology that registers them
+     * itself or sets {@code topology.fall.back.on.java.serialization}.
+     */
+    public KinesisShellSpoutBuilder withoutJsonKryoRegistrations() {
+        this.registerJsonTypes = false;
+        return this;
+    }
+
+    public KinesisShellSpout build() {
+        return new KinesisShellSpout(conf, node, registerJsonTypes);
+    }
+}

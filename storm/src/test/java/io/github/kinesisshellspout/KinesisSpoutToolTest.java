@@ -1,0 +1,38 @@
+package io.github.kinesisshellspout;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class KinesisSpoutToolTest {
+    @Test
+    void extractsTheBundledScriptAsCommonJs(@TempDir Path dir) throws IOException {
+        Path script = KinesisSpoutTool.extract(dir);
+        assertEquals("kinesis-spout.cjs", script.getFileName().toString());
+        try (InputStream in = KinesisSpoutTool.class.getResourceAsStream("/resources/kinesis-spout.cjs")) {
+            assertArrayEquals(in.readAllBytes(), Files.readAllBytes(script));
+        }
+        assertTrue(Files.size(script) > 100_000);
+    }
+
+    @Test
+    void runsNodeWithTheArgumentsAndReturnsItsExitCode(@TempDir Path dir) throws Exception {
+        Path script = dir.resolve("exit.cjs");
+        Files.writeString(script, "process.exit(Number(process.argv[2]) + Number(process.argv[3]));");
+        assertEquals(7, KinesisSpoutTool.run("node", script, new String[] {"3", "4"}));
+    }
+
+    @Test
+    void aMissingNodeIsNamed(@TempDir Path dir) {
+        IOException e = assertThrows(IOException.class, () -> KinesisSpoutTool.run("/nonexistent/node", dir.resolve("x.cjs"), new String[0]));
+        assertTrue(e.getMessage().contains("KINESIS_SPOUT_NODE"), e.getMessage());
+    }
+}
