@@ -12,7 +12,7 @@ const result = await build({
   outfile,
   bundle: true,
   platform: 'node',
-  target: 'node18',
+  target: 'node20',
   format: 'cjs',
   legalComments: 'none',
   logLevel: 'warning',
