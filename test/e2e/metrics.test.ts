@@ -95,7 +95,7 @@ test('a registered metrics consumer receives the per-process and per-shard metri
     // 0 until the first session is established, then 1 in every task.
     expect(latestAcrossTasks(points, 'zookeeperConnected')).toBe(3);
     // Every key contract C2 names, and no other.
-    const processKeys = ['shardsHeld', 'recordsInMemory', 'bytesInMemory', 'zookeeperConnected', 'maxMillisBehindLatest', 'leasesTaken', 'leasesGiven', 'reshardEvents', 'throttledCalls', 'iteratorResets', 'emitted', 'acked', 'failed', 'retried', 'skipped'];
+    const processKeys = ['shardsHeld', 'recordsInMemory', 'bytesInMemory', 'zookeeperConnected', 'maxMillisBehindLatest', 'leasesTaken', 'leasesGiven', 'reshardEvents', 'throttledCalls', 'iteratorResets', 'emitted', 'acked', 'failed', 'retried', 'skipped', 'deadLettered'];
     expect([...new Set(points.flatMap((p) => Object.keys(p.value)))].sort()).toEqual([...processKeys].sort());
     expect(total(points, 'leasesTaken')).toBeGreaterThanOrEqual(3);
 
@@ -103,7 +103,7 @@ test('a registered metrics consumer receives the per-process and per-shard metri
     const shardPoints = dataPoints(metricsFile, 'kinesis-spout-shards');
     const shards = [...new Set(all.map((r) => r.shardId))];
     expect(shards).toHaveLength(3);
-    const shardKeyNames = ['millisBehindLatest', 'inFlight', 'emittedRecordsPerSecond', 'emittedBytesPerSecond', 'emitted', 'emittedBytes', 'acked', 'failed', 'retried', 'skipped'];
+    const shardKeyNames = ['millisBehindLatest', 'inFlight', 'emittedRecordsPerSecond', 'emittedBytesPerSecond', 'emitted', 'emittedBytes', 'acked', 'failed', 'retried', 'skipped', 'deadLettered'];
     const reported = new Set(shardPoints.flatMap((p) => Object.keys(p.value)));
     expect([...reported].sort()).toEqual(shards.flatMap((shard) => shardKeyNames.map((name) => `${shard}.${name}`)).sort());
     for (const shard of shards) {
