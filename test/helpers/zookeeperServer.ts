@@ -24,7 +24,7 @@ export interface ZooKeeperServer {
   restart(): Promise<void>;
 }
 
-export async function startZooKeeper(opts: { port?: number; dataDir?: string } = {}): Promise<ZooKeeperServer> {
+export async function startZooKeeper(opts: { port?: number; dataDir?: string; extraConfig?: string[]; jvmOptions?: string[] } = {}): Promise<ZooKeeperServer> {
   const dir = scratchDir('zk-');
   const port = opts.port ?? (await freePort());
   const dataDir = opts.dataDir ?? join(dir, 'data');
@@ -44,6 +44,7 @@ export async function startZooKeeper(opts: { port?: number; dataDir?: string } =
       'admin.enableServer=false',
       'maxClientCnxns=0',
       '4lw.commands.whitelist=*',
+      ...(opts.extraConfig ?? []),
       '',
     ].join('\n'),
   );
@@ -54,7 +55,7 @@ export async function startZooKeeper(opts: { port?: number; dataDir?: string } =
     if (!(await portIsFree(port))) throw new Error(`port ${port} is already in use; ZooKeeper not started`);
     child = spawnLogged(
       'java',
-      ['-cp', CLASSPATH, 'org.apache.zookeeper.server.ZooKeeperServerMain', configFile],
+      [...(opts.jvmOptions ?? []), '-cp', CLASSPATH, 'org.apache.zookeeper.server.ZooKeeperServerMain', configFile],
       { cwd: dir, logFile },
     );
     await waitUntilReady(`ZooKeeper on port ${port}`, child, logFile, () => ruok(port), START_TIMEOUT_MS);
