@@ -24,7 +24,11 @@ export interface ZooKeeperServer {
   restart(): Promise<void>;
 }
 
-export async function startZooKeeper(opts: { port?: number; dataDir?: string; extraConfig?: string[]; jvmOptions?: string[] } = {}): Promise<ZooKeeperServer> {
+/**
+ * `extraConfig`: more zoo.cfg lines (SASL, TLS, ...); `extraClasspath`: jars those need (TLS: Netty's codec,
+ * which zookeeper.jar's manifest does not name).
+ */
+export async function startZooKeeper(opts: { port?: number; dataDir?: string; extraConfig?: string[]; extraClasspath?: string[] } = {}): Promise<ZooKeeperServer> {
   const dir = scratchDir('zk-');
   const port = opts.port ?? (await freePort());
   const dataDir = opts.dataDir ?? join(dir, 'data');
@@ -55,7 +59,7 @@ export async function startZooKeeper(opts: { port?: number; dataDir?: string; ex
     if (!(await portIsFree(port))) throw new Error(`port ${port} is already in use; ZooKeeper not started`);
     child = spawnLogged(
       'java',
-      [...(opts.jvmOptions ?? []), '-cp', CLASSPATH, 'org.apache.zookeeper.server.ZooKeeperServerMain', configFile],
+      ['-cp', [CLASSPATH, ...(opts.extraClasspath ?? [])].join(':'), 'org.apache.zookeeper.server.ZooKeeperServerMain', configFile],
       { cwd: dir, logFile },
     );
     await waitUntilReady(`ZooKeeper on port ${port}`, child, logFile, () => ruok(port), START_TIMEOUT_MS);

@@ -9,6 +9,9 @@ import { idsOf, readJson, spoutSuite, stateBase, uniqueName, waitFor } from '../
 import { startHttpFaultProxy, type HttpFaultProxy } from '../helpers/httpFaultProxy';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcpProxy';
 import { startZooKeeper, type ZooKeeperServer } from '../helpers/zookeeperServer';
+import { freePort, scratchDir } from '../helpers/ports';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { ZkSession } from '../../src/coordination/zk';
 import type { StormDriver } from '../helpers/stormDriver';
 
@@ -105,6 +108,30 @@ describe('reported in the Storm UI, while Storm is answered and the spout retrie
     expect(driver.errors[0]).toMatch(/SESSION_CLOSED_REQUIRE_SASL_AUTH\[-124\]; the ensemble requires SASL authentication .*\(node-zookeeper-client\) cannot do/);
     await pumpUntil(driver, 'a while of answered commands', () => false || driver.commandCount > 50, 10_000);
     expect(driver.stderr.join('')).toBe('');
+  });
+
+  test('an ensemble that accepts only TLS: named (the client has no TLS), Storm still answered', async () => {
+    const dir = scratchDir('zk-tls-');
+    const keystore = join(dir, 'keystore.p12');
+    execFileSync('keytool', ['-genkeypair', '-alias', 'zk', '-keyalg', 'RSA', '-keysize', '2048', '-keystore', keystore, '-storetype', 'PKCS12', '-storepass', 'changeit', '-keypass', 'changeit', '-dname', 'CN=localhost', '-validity', '2'], { stdio: 'ignore' });
+    const securePort = await freePort();
+    // The plain clientPort stays (the helper checks readiness through it); the spout is given only the TLS one.
+    const tls: ZooKeeperServer = await startZooKeeper({
+      extraClasspath: ['/usr/share/java/netty-codec.jar'],
+      extraConfig: [
+        'serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory',
+        `secureClientPort=${securePort}`,
+        `ssl.keyStore.location=${keystore}`,
+        'ssl.keyStore.password=changeit',
+        'ssl.keyStore.type=PKCS12',
+        'ssl.clientAuth=none',
+      ],
+    });
+    closers.push(() => tls.stop());
+    const driver = await spout(await newStream(), uniqueName('app'), { zookeeper: { connect: `127.0.0.1:${securePort}`, ...fast } });
+    await pumpUntil(driver, 'the error in Storm', () => driver.errors.length > 0, 40_000);
+    expect(driver.errors[0]).toMatch(new RegExp(`127\\.0\\.0\\.1:${securePort} speaks TLS: the ensemble requires TLS \\(secureClientPort\\), which this spout's ZooKeeper client \\(node-zookeeper-client\\) cannot use`));
+    expect(driver.emits).toEqual([]);
   });
 });
 
