@@ -190,8 +190,9 @@ export class Coordinator {
   private async logResumePoints(session: Session, shards: ShardNode[]): Promise<void> {
     this.log(LogLevel.Info, initialPositionNote(session.bootstrap, this.deps.config.initialPosition, session.store.base));
     try {
-      const { points, finished } = await gatherResumePoints(session, shards);
+      const { points, finished, corrupt } = await gatherResumePoints(session, shards);
       this.log(LogLevel.Info, resumePointsLine(points, finished));
+      for (const { shardId, error } of corrupt) this.reporter.problem(`corrupt:${shardId}`, `${error.message}; ${shardId} is not read until then`);
     } catch (err) {
       this.log(LogLevel.Warn, `could not read where shards resume: ${describeError(err)}`);
     }

@@ -7,6 +7,7 @@ import type { InitialPosition } from '../config/config';
 import type { Checkpoint } from '../coordination/store';
 import { describePosition, type Bootstrap, type Position } from '../core/position';
 import type { ShardNode } from '../core/shard';
+import { ErrorCode, SpoutError } from '../errors';
 import type { Session } from './joining';
 
 /** Shards named one by one in the log line; the rest are counted. */
@@ -44,17 +45,28 @@ export function resumePointsLine(points: readonly ResumePoint[], finished: numbe
   return `where shards resume: ${listed.join('; ') || 'no shard left to read'}${more}${finished > 0 ? `; ${finished} shard(s) finished (SHARD_END)` : ''}`;
 }
 
-/** Reads the checkpoints of the listed shards not finished yet. */
-export async function gatherResumePoints(session: Session, shards: readonly ShardNode[]): Promise<{ points: ResumePoint[]; finished: number }> {
+/**
+ * Reads the checkpoints of the listed shards not finished yet. A node this version cannot read is
+ * returned in `corrupt` (whoever reads one must report it), the others still gathered.
+ */
+export async function gatherResumePoints(session: Session, shards: readonly ShardNode[]): Promise<{ points: ResumePoint[]; finished: number; corrupt: { shardId: string; error: SpoutError }[] }> {
   const finishedSet = await session.store.finishedShards();
   const points: ResumePoint[] = [];
+  const corrupt: { shardId: string; error: SpoutError }[] = [];
   let finished = 0;
   for (const shard of [...shards].sort((a, b) => a.shardId.localeCompare(b.shardId))) {
     if (finishedSet.has(shard.shardId)) {
       finished += 1;
       continue;
     }
-    const checkpoint: Checkpoint | undefined = await session.store.readCheckpoint(shard.shardId);
+    let checkpoint: Checkpoint | undefined;
+    try {
+      checkpoint = await session.store.readCheckpoint(shard.shardId);
+    } catch (err) {
+      if (!(err instanceof SpoutError && err.code === ErrorCode.CorruptState)) throw err;
+      corrupt.push({ shardId: shard.shardId, error: err });
+      continue;
+    }
     if (checkpoint?.position.kind === 'SHARD_END') finished += 1;
     else if (checkpoint) points.push({ shardId: shard.shardId, kind: 'checkpoint', position: checkpoint.position });
     else {
@@ -63,5 +75,5 @@ export async function gatherResumePoints(session: Session, shards: readonly Shar
       else points.push({ shardId: shard.shardId, kind: 'start', position: start });
     }
   }
-  return { points, finished };
+  return { points, finished, corrupt };
 }
