@@ -72,6 +72,27 @@ describe('reported in the Storm UI, while Storm is answered and the spout retrie
     await pumpUntil(driver, 'every record', () => new Set(idsOf(driver.emits)).size >= put.length, 40_000);
   });
 
+  test('ZooKeeper cut off while the spout reads: emitting stops, the loss is reported, and reading resumes by itself', async () => {
+    const stream = await newStream();
+    const before = await putRecords(suite.services.client, stream, records(10, 'before'));
+    const proxy: TcpProxy = await startTcpProxy(suite.services.zk.port);
+    closers.push(() => proxy.close());
+    const driver = await spout(stream, uniqueName('app'), { zookeeper: { connect: `127.0.0.1:${proxy.port}`, ...fast } });
+    await pumpUntil(driver, 'the records put before', () => new Set(idsOf(driver.emits)).size >= before.length, 30_000);
+    proxy.blackhole();
+    const cutAt = performance.now();
+    const during = await putRecords(suite.services.client, stream, records(10, 'during'));
+    await pumpUntil(driver, 'the error in Storm', () => driver.errors.length > 0, 60_000);
+    // Session timeout (2 s) before the session is given up, then three join attempts of 2 s each, probes and pauses.
+    expect(performance.now() - cutAt).toBeLessThan(30_000);
+    expect(driver.errors[0]).toMatch(new RegExp(`cannot join ZooKeeper at 127\\.0\\.0\\.1:${proxy.port} .*accepts connections but gave no session`));
+    // Leases are trusted for at most a session timeout after the leader last confirmed one.
+    const emittedWhileCut = driver.emits.filter((e) => e.receivedAt > cutAt + 2_000);
+    expect(emittedWhileCut).toEqual([]);
+    proxy.restore();
+    await pumpUntil(driver, 'the records put while cut off', () => during.every((r) => driver.emits.some((e) => e.id === `${r.shardId}:${r.sequenceNumber}`)), 40_000);
+  });
+
   test('a stream that does not exist: reported as such (not as ZooKeeper), and read once it is created', async () => {
     const stream = uniqueName('stream');
     const driver = await spout(stream, uniqueName('app'));
