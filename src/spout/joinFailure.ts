@@ -38,7 +38,7 @@ export function joinFailure(err: unknown, attempt: number, config: SpoutConfig, 
     const lasting = !err.retriable;
     const hint = lasting ? '' : `. Check ${zookeeperOrigin(config)}, that ZooKeeper is up, and that this host may reach it`;
     return {
-      key: lasting ? `zookeeper:${err.message.slice(0, 80)}` : 'join',
+      key: lasting ? `zookeeper:${err.code}` : 'join',
       message: `cannot join ZooKeeper at ${config.zookeeper.connect} ${again}: ${describeError(err)}${hint}`,
       report: lasting || attempt >= REPORT_AFTER_FAILURES,
       retryInMs,
