@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type SpoutConfig } from '../config/config';
 import { checkOutputFields, kryoWarning } from '../config/stormChecks';
+import { diagnosingConnect } from '../coordination/diagnose';
 import { ZkSession } from '../coordination/zk';
 import { realScheduler } from '../core/scheduler';
 import { describeError } from '../errors';
@@ -130,7 +131,7 @@ function onHandshake(body: string): void {
   coordinator = new Coordinator({
     config,
     kinesis: (options.createKinesis ?? createKinesisClient)(config),
-    zookeeper: (zkOptions) => ZkSession.connect(zkOptions),
+    zookeeper: diagnosingConnect((zkOptions) => ZkSession.connect(zkOptions)),
     logger,
     scheduler: realScheduler,
     member: { taskIndex: task.index, taskCount: task.count, host: hostname(), pid: process.pid },

@@ -6,6 +6,9 @@
 import { lookup } from 'node:dns/promises';
 import { Socket, connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { ErrorCode, SpoutError } from '../errors';
+import { isNoSession } from './zk';
+import type { ConnectZooKeeper } from './zooKeeper';
 
 export interface Server {
   host: string;
@@ -77,4 +80,20 @@ export async function diagnoseConnect(connectString: string, timeoutMs = 1_500):
   const servers = serversOf(connectString).slice(0, 5);
   const findings = await Promise.all(servers.map((server) => diagnoseServer(server, timeoutMs).catch((err: Error) => `${server.host}:${server.port}: ${err.message}`)));
   return findings.join('; ');
+}
+
+/**
+ * `connect`, whose failure to get a session says why: the client itself only times out. The probes add
+ * at most two of their bounds to a failed attempt.
+ */
+export function diagnosingConnect(connect: ConnectZooKeeper): ConnectZooKeeper {
+  return async (options) => {
+    try {
+      return await connect(options);
+    } catch (err) {
+      if (!isNoSession(err)) throw err;
+      const why = await diagnoseConnect(options.connect);
+      throw new SpoutError(ErrorCode.ZooKeeper, `${(err as Error).message}: ${why}`, { retriable: true, cause: err });
+    }
+  };
 }

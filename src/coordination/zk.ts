@@ -9,7 +9,6 @@ import zookeeper from 'node-zookeeper-client';
 import { realScheduler, type Scheduler } from '../core/scheduler';
 import { ErrorCode, SpoutError } from '../errors';
 import { NewerCode, tolerateUnknownCodes } from './clientCodes';
-import { diagnoseConnect } from './diagnose';
 import { SessionTrust } from './sessionTrust';
 
 import type { ConnectionState, NodeData, TxOp, ZooKeeper, ZooKeeperOptions } from './zooKeeper';
@@ -72,6 +71,13 @@ function unexpected(code: number, what: string): SpoutError {
   return wrap(coded(code, `unexpected answer ${code}`), what);
 }
 
+/** How a connect that got no session in time fails (diagnose.ts finds out why). */
+export const NO_SESSION = 'could not connect to ZooKeeper';
+
+export function isNoSession(err: unknown): boolean {
+  return err instanceof SpoutError && err.code === ErrorCode.ZooKeeper && err.message.startsWith(NO_SESSION);
+}
+
 export function isSessionExpired(err: unknown): boolean {
   return zkCode((err as { cause?: unknown })?.cause ?? err) === Code.SESSION_EXPIRED;
 }
@@ -131,10 +137,7 @@ export class ZkSession implements ZooKeeper {
       const cancel = session.scheduler.after(timeoutMs, () => {
         session.opening = undefined;
         session.close();
-        // The client says nothing about why (a name that does not resolve, nobody listening, TLS): find out.
-        void diagnoseConnect(options.connect).then((why) =>
-          reject(new SpoutError(ErrorCode.ZooKeeper, `could not connect to ZooKeeper at ${options.connect} within ${timeoutMs} ms: ${why}`, { retriable: true })),
-        );
+        reject(new SpoutError(ErrorCode.ZooKeeper, `${NO_SESSION} at ${options.connect} within ${timeoutMs} ms`, { retriable: true }));
       });
       session.opening = {
         resolve: () => {
