@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type SpoutConfig } from '../config/config';
 import { checkOutputFields, kryoWarning } from '../config/stormChecks';
+import { diagnosingConnect } from '../coordination/diagnose';
 import { ZkSession } from '../coordination/zk';
 import { realScheduler } from '../core/scheduler';
 import { describeError } from '../errors';
@@ -18,6 +19,8 @@ import { StormStdio } from '../multilang/stdio';
 import { Coordinator, type Logger } from '../spout/coordinator';
 import { viewOf } from '../spout/metrics';
 import { KinesisSpout } from '../spout/spout';
+import { answersOnlySync, failureDue, failureReport, STOPPING_EXIT_AFTER_MS, type Lifecycle } from './lifecycle';
+import { startNotes } from '../config/startNotes';
 
 const SHUTDOWN_TIMEOUT_MS = 5_000;
 
@@ -25,8 +28,8 @@ const decoder = new FrameDecoder();
 let handshaken = false;
 const stdio = new StormStdio({
   onText,
-  onEnd: () => stop('stdin closed: Storm is gone'),
-  onOutputError: () => void shutdown('stdout closed'),
+  onEnd: () => void exitAfterShutdown('stdin closed: Storm is gone'),
+  onOutputError: () => void exitAfterShutdown('stdout closed'),
   onWarning: (message) => out.log(message, LogLevel.Warn),
 });
 const out = new StormOutput((text, reply) => stdio.write(text, reply));
@@ -37,27 +40,63 @@ const logger: Logger = {
 
 let spout: KinesisSpout | undefined;
 let coordinator: Coordinator | undefined;
-let stopping = false;
+let lifecycle: Lifecycle = { kind: 'starting' };
+/** Flushing checkpoints and giving up leases, once: started by a failure, a signal or stdin closing. */
+let coordinatorStopped: Promise<void> | undefined;
 /** The Storm metrics to report to (none without the Java side's registration), and whether a send is due. */
 let metrics: MetricsRegistration | undefined;
 let metricsDue = false;
 
-/** How long a process that cannot go on waits for Storm to read why, before it exits anyway. */
-const FAILED_EXIT_AFTER_MS = 60_000;
-let failed = false;
+function stopCoordinator(): Promise<void> {
+  coordinatorStopped ??= (coordinator?.shutdown(SHUTDOWN_TIMEOUT_MS) ?? Promise.resolve()).catch((err) =>
+    out.log(`stopping: ${describeError(err)}`, LogLevel.Warn),
+  );
+  return coordinatorStopped;
+}
 
 /**
- * Reports why this process cannot go on, then exits once Storm has read it. Storm reads our output only
- * after sending a command, and a command sent to a process that already exited kills the worker with
- * the message unread: so the exit waits for Storm's next command (or stdin closing).
+ * This process cannot read (a bad configuration, a crash): says why through Storm's `error` and `log`,
+ * gives up its leases (so other tasks read its shards), and stays alive answering Storm without emitting.
  */
-function fatal(message: string): void {
-  if (failed) return;
-  failed = true;
-  out.error(message);
-  out.log(message, LogLevel.Error);
-  void coordinator?.shutdown(SHUTDOWN_TIMEOUT_MS);
-  setTimeout(() => process.exit(1), FAILED_EXIT_AFTER_MS);
+function fail(message: string): void {
+  if (lifecycle.kind === 'failed' || lifecycle.kind === 'stopping') return;
+  const reason = failureReport(message);
+  lifecycle = { kind: 'failed', reason, reportedAt: performance.now() };
+  out.error(reason);
+  out.log(reason, LogLevel.Error);
+  void stopCoordinator();
+}
+
+/** Told to stop: checkpoints and leases at once, then only `sync` until Storm closes stdin (bounded). */
+function beginStopping(why: string): void {
+  if (lifecycle.kind === 'stopping') return;
+  lifecycle = { kind: 'stopping', why };
+  stdio.stop();
+  try {
+    out.log(`stopping (${why}): flushing checkpoints and giving up leases; answering Storm until it closes stdin`);
+  } catch {
+    // stdout may be gone with Storm.
+  }
+  void stopCoordinator();
+  setTimeout(() => void exitAfterShutdown(`${why}, and Storm did not close stdin within ${STOPPING_EXIT_AFTER_MS} ms`), STOPPING_EXIT_AFTER_MS).unref();
+}
+
+let exiting = false;
+
+/** Storm is gone (or we may wait no longer): finish giving up leases, then exit. */
+async function exitAfterShutdown(why: string): Promise<void> {
+  if (exiting) return;
+  exiting = true;
+  stdio.stop();
+  if (!coordinatorStopped) {
+    try {
+      out.log(`stopping (${why}): flushing checkpoints and giving up leases`);
+    } catch {
+      // stdout may be gone with Storm.
+    }
+  }
+  await stopCoordinator();
+  process.exit(0);
 }
 
 export interface RunOptions {
@@ -72,14 +111,18 @@ function onHandshake(body: string): void {
   // Storm waits for the pid with no timeout: answer before anything that could block.
   writeFileSync(join(handshake.pidDir, String(process.pid)), '');
   out.pid(process.pid);
+  // Told to stop (or crashed) before Storm even said hello: the pid is all it gets.
+  if (lifecycle.kind !== 'starting') return;
   let config: SpoutConfig;
   try {
     config = loadConfig(handshake.conf, process.argv[2]);
     checkOutputFields(config, handshake.context);
   } catch (err) {
-    fatal(describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, ''));
+    fail(describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, ''));
     return;
   }
+  lifecycle = { kind: 'running' };
+  for (const note of startNotes(config)) out.log(note.message, note.level);
   const kryo = kryoWarning(config, handshake.conf);
   if (kryo) {
     out.error(kryo);
@@ -93,7 +136,7 @@ function onHandshake(body: string): void {
   coordinator = new Coordinator({
     config,
     kinesis: (options.createKinesis ?? createKinesisClient)(config),
-    zookeeper: (zkOptions) => ZkSession.connect(zkOptions),
+    zookeeper: diagnosingConnect((zkOptions) => ZkSession.connect(zkOptions)),
     logger,
     scheduler: realScheduler,
     member: { taskIndex: task.index, taskCount: task.count, host: hostname(), pid: process.pid },
@@ -126,14 +169,14 @@ function startMetrics(conf: Record<string, unknown>): void {
  */
 function sendMetrics(): void {
   metricsDue = false;
-  if (!metrics || !coordinator || stopping) return;
+  if (!metrics || !coordinator || lifecycle.kind !== 'running') return;
   const report = coordinator.metrics.take(viewOf(coordinator), realScheduler.now());
   out.metrics(metrics.process, report.process);
   out.metrics(metrics.shards, report.shards);
 }
 
 function logStats(config: SpoutConfig): void {
-  if (!spout || !coordinator || stopping) return;
+  if (!spout || !coordinator || lifecycle.kind !== 'running') return;
   const c = spout.counters;
   const io = coordinator.io;
   out.log(
@@ -146,6 +189,15 @@ function logStats(config: SpoutConfig): void {
 
 function onCommand(body: string): void {
   out.beginCommand();
+  if (answersOnlySync(lifecycle)) {
+    if (failureDue(lifecycle, performance.now()) && lifecycle.kind === 'failed') {
+      lifecycle = { ...lifecycle, reportedAt: performance.now() };
+      out.error(lifecycle.reason);
+      out.log(lifecycle.reason, LogLevel.Error);
+    }
+    out.sync();
+    return;
+  }
   try {
     const command = parseCommand(body);
     switch (command.command) {
@@ -176,30 +228,14 @@ function onCommand(body: string): void {
   out.sync();
 }
 
-async function shutdown(why: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  stdio.stop();
-  try {
-    out.log(`stopping (${why}): flushing checkpoints and giving up leases`);
-  } catch {
-    // stdout may be gone with Storm.
-  }
-  await coordinator?.shutdown(SHUTDOWN_TIMEOUT_MS);
-  process.exit(0);
-}
-
 function onText(text: string): void {
   for (const body of decoder.push(text)) {
-    // Storm has read what fatal() wrote once it sends anything more.
-    if (failed) process.exit(1);
-    if (stopping) return;
     if (!handshaken) {
       handshaken = true;
       try {
         onHandshake(body);
       } catch (err) {
-        fatal(`cannot start: ${describeError(err)}`);
+        fail(`cannot start: ${describeError(err)}`);
       }
     } else {
       onCommand(body);
@@ -207,17 +243,12 @@ function onText(text: string): void {
   }
 }
 
-function stop(why: string): void {
-  if (failed) process.exit(1);
-  void shutdown(why);
-}
-
 export function runSpout(runOptions: RunOptions = {}): void {
   options = runOptions;
   stdio.start();
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('uncaughtException', (err) => fatal(`kinesis-shell-spout crashed: ${describeError(err)}\n${err.stack ?? ''}`));
+  process.on('SIGTERM', () => beginStopping('SIGTERM'));
+  process.on('SIGINT', () => beginStopping('SIGINT'));
+  process.on('uncaughtException', (err) => fail(`kinesis-shell-spout crashed: ${describeError(err)}\n${err.stack ?? ''}`));
   // Node prints warnings (such as the AWS SDK's) on stderr, which Storm drains only now and then.
   process.removeAllListeners('warning');
   process.on('warning', (warning) => out.log(`node warning: ${warning.name}: ${warning.message}`, LogLevel.Debug));

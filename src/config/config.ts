@@ -3,6 +3,7 @@ import Ajv, { type ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
 import { configSchema, type OnExhausted, type TupleField } from './schema';
+import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
 
 import type { InitialPosition } from '../core/position';
 
@@ -23,7 +24,17 @@ export interface SpoutConfig {
   dataFormat: DataFormat;
   deaggregate: boolean;
   ordering: Ordering;
-  zookeeper: { connect: string; sessionTimeoutMs: number; root: string };
+  zookeeper: {
+    connect: string;
+    sessionTimeoutMs: number;
+    root: string;
+    /** Credentials the session authenticates with (digest). */
+    auth?: ZooKeeperAuth;
+    /** True when nodes below `root` are created readable and writable only by `auth`. */
+    creatorOnly: boolean;
+  };
+  /** Where the settings an operator must know about came from (logged at start; the secrets never are). */
+  origins: ConfigOrigins;
   maxEmitPerNext: number;
   maxRecordsPerRequest: number;
   idlePollIntervalMs: number;
@@ -46,7 +57,21 @@ export interface SpoutConfig {
   };
 }
 
+export interface ConfigOrigins {
+  applicationName: 'kinesis.spout.applicationName' | 'topology.name';
+  zookeeperConnect: 'kinesis.spout.zookeeper.connect' | 'storm.zookeeper.servers';
+  zookeeperAuth: AuthSource;
+}
+
+/** What the topology conf supplies where `kinesis.spout` is silent. */
+export interface StormDefaults {
+  topologyName?: string;
+  zookeeperConnect?: string;
+  auth?: { auth?: ZooKeeperAuth; creatorOnly: boolean; source: AuthSource };
+}
+
 const CONF_KEY = 'kinesis.spout';
+const SECRET = 'zookeeper.auth';
 const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
 const validate = ajv.compile(configSchema);
 
@@ -55,7 +80,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function badConfig(key: string, value: unknown, allowed: string): SpoutError {
-  const shown = value === undefined ? '(missing)' : JSON.stringify(value);
+  // Credentials are never shown, not even the wrong ones.
+  const shown = value === undefined ? '(missing)' : key.startsWith(`${CONF_KEY}.${SECRET}`) ? '(hidden)' : JSON.stringify(value);
   return new SpoutError(ErrorCode.BadConfig, `bad configuration: ${key} = ${shown}: ${allowed}`);
 }
 
@@ -110,18 +136,37 @@ export function loadConfig(stormConf: Record<string, unknown>, file?: string): S
   const fromConf = stormConf[CONF_KEY];
   if (fromConf !== undefined && !isObject(fromConf)) throw badConfig(CONF_KEY, fromConf, 'must be a JSON object');
   const merged = mergeDeep(base, fromConf ?? {});
-  if (merged.applicationName === undefined && typeof stormConf['topology.name'] === 'string') {
-    merged.applicationName = stormConf['topology.name'];
-  }
-  return validateConfig(merged);
+  const topologyName = stormConf['topology.name'];
+  return validateConfig(merged, {
+    topologyName: typeof topologyName === 'string' ? topologyName : undefined,
+    zookeeperConnect: stormZooKeeperConnect(stormConf),
+    auth: stormTopologyAuth(stormConf),
+  });
 }
 
-export function validateConfig(raw: Record<string, unknown>): SpoutConfig {
+/** Validates `kinesis.spout` (merged) and fills what it leaves to the topology conf from `storm`. */
+export function validateConfig(raw: Record<string, unknown>, storm: StormDefaults = {}): SpoutConfig {
   const config = structuredClone(raw);
   if (!validate(config)) throw explain(validate.errors![0], config);
   const valid = config as unknown as SpoutConfig;
+  const origins: ConfigOrigins = {
+    applicationName: valid.applicationName === undefined ? 'topology.name' : 'kinesis.spout.applicationName',
+    zookeeperConnect: valid.zookeeper.connect === undefined ? 'storm.zookeeper.servers' : 'kinesis.spout.zookeeper.connect',
+    zookeeperAuth: valid.zookeeper.auth ? AuthSource.Spout : (storm.auth?.source ?? AuthSource.None),
+  };
+  valid.origins = origins;
+  valid.applicationName ??= storm.topologyName!;
   if (valid.applicationName === undefined) {
     throw badConfig(`${CONF_KEY}.applicationName`, undefined, 'is required when the topology conf has no topology.name');
+  }
+  valid.zookeeper.connect ??= storm.zookeeperConnect!;
+  if (valid.zookeeper.connect === undefined) {
+    throw badConfig(`${CONF_KEY}.zookeeper.connect`, undefined, 'is required when the topology conf has no storm.zookeeper.servers');
+  }
+  if (valid.zookeeper.auth) valid.zookeeper.creatorOnly = true;
+  else {
+    valid.zookeeper.auth = storm.auth?.auth;
+    valid.zookeeper.creatorOnly = storm.auth?.creatorOnly ?? false;
   }
   const position = valid.initialPosition;
   if (typeof position === 'object' && Number.isNaN(Date.parse(position.atTimestamp))) {

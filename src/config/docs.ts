@@ -9,10 +9,15 @@ interface Property {
   enum?: readonly unknown[];
 }
 
-function rows(properties: Record<string, Property>, required: readonly string[], prefix: string): string[] {
+/** `optionalParent`: the key of an optional object whose required keys are required only when it is given. */
+function rows(properties: Record<string, Property>, required: readonly string[], prefix: string, optionalParent?: string): string[] {
   return Object.entries(properties).flatMap(([key, p]) => {
-    if (p.properties) return rows(p.properties, (p as { required?: string[] }).required ?? [], `${prefix}${key}.`);
-    const fallback = p.default === undefined ? (required.includes(key) ? '**required**' : '—') : `\`${JSON.stringify(p.default)}\``;
+    if (p.properties) {
+      const optional = optionalParent ?? (p.default === undefined && !required.includes(key) ? `${prefix}${key}` : undefined);
+      return rows(p.properties, (p as { required?: string[] }).required ?? [], `${prefix}${key}.`, optional);
+    }
+    const needed = optionalParent ? `required with \`${optionalParent}\`` : '**required**';
+    const fallback = p.default === undefined ? (required.includes(key) ? needed : '—') : `\`${JSON.stringify(p.default)}\``;
     return [`| \`${prefix}${key}\` | ${fallback} | ${(p.description ?? '').replace(/\|/g, '\\|')} |`];
   });
 }

@@ -29,7 +29,7 @@ export const configSchema = {
   $id: 'kinesis.spout',
   type: 'object',
   additionalProperties: false,
-  required: ['region', 'zookeeper'],
+  required: ['region'],
   oneOf: [{ required: ['streamName'] }, { required: ['streamArn'] }],
   properties: {
     streamName: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$', description: 'Kinesis stream to read (or give `streamArn`).' },
@@ -37,7 +37,7 @@ export const configSchema = {
     region: { type: 'string', minLength: 1, description: 'AWS region of the stream.' },
     endpoint: { type: 'string', pattern: '^https?://', description: 'Kinesis endpoint override (emulators, VPC endpoints). Default: the region\'s endpoint.' },
     assumeRoleArn: { type: 'string', pattern: '^arn:aws[a-z-]*:iam::[0-9]{12}:role/', description: 'Role to assume on top of the default credential chain. Default: none.' },
-    applicationName: { type: 'string', minLength: 1, pattern: '^[a-zA-Z0-9_.-]+$', description: 'Namespaces checkpoints in ZooKeeper. Default: the topology name (`topology.name`).' },
+    applicationName: { type: 'string', minLength: 1, pattern: '^[a-zA-Z0-9_.-]+$', description: 'Namespaces checkpoints in ZooKeeper: where the data goes. Default: the topology name (`topology.name`), with a warning: a renamed topology then starts over, and two spout components on one stream split its shards. Set it.' },
     initialPosition: {
       description: 'Where shards open at the application\'s first start begin: `LATEST` (the first start time, recorded once), `TRIM_HORIZON`, or `{"atTimestamp": ISO-8601}`.',
       default: 'LATEST',
@@ -60,11 +60,26 @@ export const configSchema = {
     zookeeper: {
       type: 'object',
       additionalProperties: false,
-      required: ['connect'],
+      default: {},
       properties: {
-        connect: { type: 'string', minLength: 1, description: 'ZooKeeper connect string, `host:port[,host:port...][/chroot]`.' },
+        connect: {
+          type: 'string', minLength: 1,
+          description: 'ZooKeeper connect string, `host:port[,host:port...][/chroot]`. Default: Storm\'s own ZooKeeper, from the topology conf\'s `storm.zookeeper.servers` and `storm.zookeeper.port` (2181).',
+        },
         sessionTimeoutMs: positiveMs('ZooKeeper session timeout; a lease is trusted only this long after the last server reply.', 10_000, 1_000),
         root: { type: 'string', pattern: '^/[^\\s]*$', default: '/kinesis-spout', description: 'Root znode; state lives under `<root>/<applicationName>/<streamName>/`.' },
+        auth: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['scheme', 'payload'],
+          properties: {
+            scheme: { type: 'string', enum: ['digest'], description: 'ZooKeeper authentication scheme; only `digest` (the client has no SASL/Kerberos).' },
+            payload: {
+              type: 'string', pattern: '^[^:\\s]+:\\S+$',
+              description: '`user:password` for `digest`. With it, every node below `<root>` is created readable and writable only by these credentials. Never logged. Default: the topology conf\'s `storm.zookeeper.topology.auth.scheme`/`payload` when set by hand (see ZooKeeper security).',
+            },
+          },
+        },
       },
     },
     ordering: {

@@ -8,6 +8,7 @@ import { Socket } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import { realScheduler, type Scheduler } from '../core/scheduler';
 import { ErrorCode, SpoutError } from '../errors';
+import { NewerCode, tolerateUnknownCodes } from './clientCodes';
 import { SessionTrust } from './sessionTrust';
 
 import type { ConnectionState, NodeData, TxOp, ZooKeeper, ZooKeeperOptions } from './zooKeeper';
@@ -24,11 +25,41 @@ function zkCode(err: unknown): number | undefined {
   return typeof (err as { getCode?: unknown })?.getCode === 'function' ? (err as { getCode(): number }).getCode() : undefined;
 }
 
+/** What the operator can do about an answer that retrying alone will not change. */
+const REFUSALS: ReadonlyMap<number, string> = new Map([
+  [
+    Code.NO_AUTH,
+    'the node\'s ACL refuses these ZooKeeper credentials (NO_AUTH): the state was created with other ones. Use the credentials it was created with ' +
+      '(kinesis.spout.zookeeper.auth, or a fixed storm.zookeeper.topology.auth.payload), or another zookeeper.root or applicationName',
+  ],
+  [Code.AUTH_FAILED, 'ZooKeeper refused the credentials (AUTH_FAILED): check kinesis.spout.zookeeper.auth (or storm.zookeeper.topology.auth.payload)'],
+  [
+    NewerCode.SESSION_CLOSED_REQUIRE_SASL_AUTH,
+    'the ensemble requires SASL authentication (sessionRequireClientSASLAuth, or enforce.auth.schemes=sasl), which this spout\'s ZooKeeper client (node-zookeeper-client) cannot do: ' +
+      'give the spout an ensemble (kinesis.spout.zookeeper.connect) that accepts digest authentication (kinesis.spout.zookeeper.auth) or none',
+  ],
+]);
+
 function wrap(err: unknown, what: string): SpoutError {
   const code = zkCode(err);
   const retriable = code === Code.CONNECTION_LOSS || code === Code.OPERATION_TIMEOUT;
-  return new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what} failed: ${(err as Error)?.message ?? String(err)}`, { retriable, cause: err });
+  const refusal = code === undefined ? undefined : REFUSALS.get(code);
+  const message = `ZooKeeper ${what} failed: ${(err as Error)?.message ?? String(err)}${refusal ? `; ${refusal}` : ''}`;
+  return new SpoutError(ErrorCode.ZooKeeper, message, { retriable, cause: err });
 }
+
+const anyone = new zookeeper.Id('world', 'anyone');
+/** The session's own authenticated identities (ZooKeeper's `auth` scheme): the creator. */
+const creator = new zookeeper.Id('auth', '');
+const Acl = {
+  open: [new zookeeper.ACL(zookeeper.Permission.ALL, anyone)],
+  creatorOnly: [new zookeeper.ACL(zookeeper.Permission.ALL, creator)],
+  /** Readable and extendable by anyone, changed only by its creator: a root several applications share. */
+  shared: [
+    new zookeeper.ACL(zookeeper.Permission.READ | zookeeper.Permission.CREATE, anyone),
+    new zookeeper.ACL(zookeeper.Permission.ALL, creator),
+  ],
+};
 
 /** An error carrying a ZooKeeper code the way the client's own do, for outcomes we decide ourselves. */
 function coded(code: number, message: string): Error {
@@ -38,6 +69,13 @@ function coded(code: number, message: string): Error {
 /** A code a server answered that this operation does not expect (e.g. NOT_EMPTY for a remove). */
 function unexpected(code: number, what: string): SpoutError {
   return wrap(coded(code, `unexpected answer ${code}`), what);
+}
+
+/** How a connect that got no session in time fails (diagnose.ts finds out why). */
+export const NO_SESSION = 'could not connect to ZooKeeper';
+
+export function isNoSession(err: unknown): boolean {
+  return err instanceof SpoutError && err.code === ErrorCode.ZooKeeper && err.message.startsWith(NO_SESSION);
 }
 
 export function isSessionExpired(err: unknown): boolean {
@@ -82,7 +120,10 @@ export class ZkSession implements ZooKeeper {
     this.scheduler = options.scheduler ?? realScheduler;
     this.connectingSince = this.scheduler.now();
     this.trust = new SessionTrust(() => this.sessionTimeoutMs);
+    tolerateUnknownCodes();
     this.client = zookeeper.createClient(options.connect, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 200, retries: 0 });
+    // Sent with every (re)connect, before any request.
+    if (options.auth) this.client.addAuthInfo(options.auth.scheme, Buffer.from(options.auth.payload));
     this.client.on('state', (s: zookeeper.State) => this.onClientState(s));
   }
 
@@ -96,7 +137,7 @@ export class ZkSession implements ZooKeeper {
       const cancel = session.scheduler.after(timeoutMs, () => {
         session.opening = undefined;
         session.close();
-        reject(new SpoutError(ErrorCode.ZooKeeper, `could not connect to ZooKeeper at ${options.connect} within ${timeoutMs} ms`, { retriable: true }));
+        reject(new SpoutError(ErrorCode.ZooKeeper, `${NO_SESSION} at ${options.connect} within ${timeoutMs} ms`, { retriable: true }));
       });
       session.opening = {
         resolve: () => {
@@ -289,9 +330,16 @@ export class ZkSession implements ZooKeeper {
     });
   }
 
+  /** The ACL a node created at `path` gets (see ZooKeeperOptions.creatorOnlyBelow). */
+  aclFor(path: string): zookeeper.ACL[] {
+    const below = this.options.creatorOnlyBelow;
+    if (!this.options.auth || below === undefined) return Acl.open;
+    return path.startsWith(`${below.replace(/\/+$/, '')}/`) ? Acl.creatorOnly : Acl.shared;
+  }
+
   async create(path: string, data: Buffer, mode: 'persistent' | 'ephemeral', timeoutMs = this.requestTimeoutMs): Promise<'created' | 'exists'> {
     const createMode = mode === 'ephemeral' ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT;
-    const code = await this.exchange<string>(`create ${path}`, 'write', (reply) => this.client.create(path, data, createMode, reply), timeoutMs);
+    const code = await this.exchange<string>(`create ${path}`, 'write', (reply) => this.client.create(path, data, this.aclFor(path), createMode, reply), timeoutMs);
     if (code === Code.OK) return 'created';
     if (code === Code.NODE_EXISTS) return 'exists';
     throw unexpected(code, `create ${path}`);
@@ -377,7 +425,7 @@ export class ZkSession implements ZooKeeper {
     const code = await this.exchange<unknown>('transaction', 'write', (reply) => {
       const tx = this.client.transaction();
       for (const op of ops) {
-        if (op.op === 'create') tx.create(op.path, op.data, op.ephemeral ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT);
+        if (op.op === 'create') tx.create(op.path, op.data, this.aclFor(op.path), op.ephemeral ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT);
         else if (op.op === 'set') tx.setData(op.path, op.data, op.version);
         else if (op.op === 'check') tx.check(op.path, op.version);
         else tx.remove(op.path, op.version);

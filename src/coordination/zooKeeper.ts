@@ -41,6 +41,14 @@ export interface ZooKeeper {
 export interface ZooKeeperOptions {
   connect: string;
   sessionTimeoutMs: number;
+  /** Digest credentials (`user:password`) the session authenticates with; never logged. */
+  auth?: { scheme: 'digest'; payload: string };
+  /**
+   * With `auth`: nodes created strictly below this path are readable and writable only by those
+   * credentials (CREATOR_ALL_ACL); nodes at or above it (shared by applications with other credentials)
+   * readable by all, and only extendable by others. Without: every node is open.
+   */
+  creatorOnlyBelow?: string;
   /** Every state change after the session is first connected. */
   onState?: (state: ConnectionState) => void;
 }

@@ -15,6 +15,8 @@ import { describeStream, listShards, listShardsAfter, type StreamRef } from '../
 import { LogLevel } from '../multilang/protocol';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
 import { identityMismatch, joinSession, type Member, type Session } from './joining';
+import { joinFailure, REPORT_AFTER_FAILURES } from './joinFailure';
+import { gatherResumePoints, initialPositionNote, resumePointsLine } from './resumePoints';
 import { HeldShards, type IoCounters } from './heldShards';
 import type { LateOutcomes } from './lateOutcomes';
 import { isThrottling, ProcessCounter, SpoutMetrics } from './metrics';
@@ -36,8 +38,6 @@ export interface CoordinatorDeps {
 const MAINTENANCE_MS = 100;
 const SLOW_ASSIGNMENT_MS = 2_000;
 const FULL_LISTING_EVERY = 5;
-/** Failed joins (or assignments) in a row before the operator is told through Storm's UI. */
-const REPORT_AFTER_FAILURES = 3;
 
 export class Coordinator {
   readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
@@ -49,6 +49,7 @@ export class Coordinator {
   private readonly reporter: Reporter;
   private session: Session | undefined;
   private joining = false;
+  private joinedBefore = false;
   private shardList: ShardNode[] | undefined;
   /** The stream's identity is checked against the bootstrap record at the next listing. */
   private identityCheckDue = false;
@@ -183,19 +184,31 @@ export class Coordinator {
           this.session = session;
           this.shardList = shards;
           this.log(LogLevel.Info, `joined as ${session.store.memberId} (ZooKeeper session ${session.zk.sessionId}, state under ${session.store.base})`);
+          if (!this.joinedBefore) void this.logResumePoints(session, shards);
+          this.joinedBefore = true;
           this.scheduleRebalance();
           return;
         } catch (err) {
-          const refused = err instanceof SpoutError && err.code === ErrorCode.StreamMismatch;
-          const delay = refused ? 60_000 : Math.min(10_000, 250 * 2 ** Math.min(6, attempt));
-          const message = refused ? err.message : `cannot join ZooKeeper at ${this.deps.config.zookeeper.connect} (attempt ${attempt}): ${describeError(err)}; retrying in ${delay} ms`;
-          if (refused || attempt >= REPORT_AFTER_FAILURES) this.reporter.problem(refused ? 'refused' : 'join', `${message}${refused ? '' : '. Check zookeeper.connect, that ZooKeeper is up, and that this host may reach it (Kinesis errors while joining are named above)'}`);
-          else this.log(LogLevel.Warn, message);
-          await this.deps.scheduler.sleep(delay);
+          const failure = joinFailure(err, attempt, this.deps.config, this.streamLabel);
+          if (failure.report) this.reporter.problem(failure.key, failure.message);
+          else this.log(LogLevel.Warn, failure.message);
+          await this.deps.scheduler.sleep(failure.retryInMs);
         }
       }
     } finally {
       this.joining = false;
+    }
+  }
+
+  /** At the process's first join: where every shard resumes, and what initialPosition still means. */
+  private async logResumePoints(session: Session, shards: ShardNode[]): Promise<void> {
+    this.log(LogLevel.Info, initialPositionNote(session.bootstrap, this.deps.config.initialPosition, session.store.base));
+    try {
+      const { points, finished, corrupt } = await gatherResumePoints(session, shards);
+      this.log(LogLevel.Info, resumePointsLine(points, finished));
+      for (const { shardId, error } of corrupt) this.reporter.problem(`corrupt:${shardId}`, `${error.message}; ${shardId} is not read until then`);
+    } catch (err) {
+      this.log(LogLevel.Warn, `could not read where shards resume: ${describeError(err)}`);
     }
   }
 

@@ -67,6 +67,8 @@ export async function joinSession(deps: JoinDeps): Promise<{ session: Session; s
     const connected = await deps.zookeeper({
       connect: config.zookeeper.connect,
       sessionTimeoutMs: config.zookeeper.sessionTimeoutMs,
+      auth: config.zookeeper.auth,
+      creatorOnlyBelow: config.zookeeper.creatorOnly ? config.zookeeper.root : undefined,
       onState: (state) => zk && deps.onState(zk, state),
     });
     if (abandoned) {

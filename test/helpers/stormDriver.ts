@@ -237,10 +237,14 @@ export class StormDriver {
     this.input.end();
   }
 
-  /** Stops the process politely (SIGTERM), SIGKILL after `graceMs`. */
+  /**
+   * Stops the process as ShellSpout.close() does (Java's Process.destroy(): SIGTERM, then its pipes
+   * closed), SIGKILL after `graceMs`.
+   */
   async stop(graceMs = 8_000): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.kill('SIGTERM');
+    this.closeStdin();
     const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
     await this.exited;
     clearTimeout(timer);

@@ -24,7 +24,11 @@ export interface ZooKeeperServer {
   restart(): Promise<void>;
 }
 
-export async function startZooKeeper(opts: { port?: number; dataDir?: string } = {}): Promise<ZooKeeperServer> {
+/**
+ * `extraConfig`: more zoo.cfg lines (SASL, TLS, ...); `extraClasspath`: jars those need (TLS: Netty's codec,
+ * which zookeeper.jar's manifest does not name).
+ */
+export async function startZooKeeper(opts: { port?: number; dataDir?: string; extraConfig?: string[]; extraClasspath?: string[] } = {}): Promise<ZooKeeperServer> {
   const dir = scratchDir('zk-');
   const port = opts.port ?? (await freePort());
   const dataDir = opts.dataDir ?? join(dir, 'data');
@@ -44,6 +48,7 @@ export async function startZooKeeper(opts: { port?: number; dataDir?: string } =
       'admin.enableServer=false',
       'maxClientCnxns=0',
       '4lw.commands.whitelist=*',
+      ...(opts.extraConfig ?? []),
       '',
     ].join('\n'),
   );
@@ -54,7 +59,7 @@ export async function startZooKeeper(opts: { port?: number; dataDir?: string } =
     if (!(await portIsFree(port))) throw new Error(`port ${port} is already in use; ZooKeeper not started`);
     child = spawnLogged(
       'java',
-      ['-cp', CLASSPATH, 'org.apache.zookeeper.server.ZooKeeperServerMain', configFile],
+      ['-cp', [CLASSPATH, ...(opts.extraClasspath ?? [])].join(':'), 'org.apache.zookeeper.server.ZooKeeperServerMain', configFile],
       { cwd: dir, logFile },
     );
     await waitUntilReady(`ZooKeeper on port ${port}`, child, logFile, () => ruok(port), START_TIMEOUT_MS);

@@ -212,7 +212,7 @@ test('ZooKeeper that nobody answers at the configured address: the Storm UI is t
   const flow = suite.flow(await newStream(1), zookeeperAt(`127.0.0.1:${nobody}`, 2_000));
   const spout = await flow.addSpout();
   await waitFor('the error in Storm', () => spout.errors.some((e) => e.includes('cannot join ZooKeeper') && e.includes(`127.0.0.1:${nobody}`)), 20_000);
-  expect(spout.errors[0]).toMatch(/Check zookeeper.connect/);
+  expect(spout.errors[0]).toMatch(/nothing listens at 127.0.0.1:\d+ \(connection refused\).*Check kinesis.spout.zookeeper.connect/);
   await spout.next();
   expect(spout.emitCount).toBe(0);
 });

@@ -10,7 +10,8 @@ describe('configuration', () => {
     const config = loadConfig({ 'topology.name': 'topo', 'kinesis.spout': minimal });
     expect(config.applicationName).toBe('topo');
     expect(config.initialPosition).toBe('LATEST');
-    expect(config.zookeeper).toEqual({ connect: '127.0.0.1:2181', sessionTimeoutMs: 10_000, root: '/kinesis-spout' });
+    expect(config.zookeeper).toEqual({ connect: '127.0.0.1:2181', sessionTimeoutMs: 10_000, root: '/kinesis-spout', creatorOnly: false });
+    expect(config.origins).toEqual({ applicationName: 'topology.name', zookeeperConnect: 'kinesis.spout.zookeeper.connect', zookeeperAuth: 'none' });
     expect(config.retry).toMatchObject({ maxRetries: 100, onExhausted: 'skip', deadLetterStream: 'deadLetter' });
     expect(config.outputFields).toEqual(['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp']);
     expect({ records: config.maxRecordsInMemory, bytes: config.maxBytesInMemory }).toEqual({ records: 20_000, bytes: 256 * 2 ** 20 });
@@ -32,7 +33,9 @@ describe('configuration', () => {
     [{ ...minimal, applicationName: 'a', maxBytesInMemory: 1_000 }, 'kinesis.spout.maxBytesInMemory = 1000: must be >= 1048576'],
     [{ ...minimal, applicationName: 'a', dataFormat: 'xml' }, 'kinesis.spout.dataFormat = "xml": allowed: "utf8", "base64", "json"'],
     [{ region: 'r', applicationName: 'a', zookeeper: { connect: 'x' } }, 'kinesis.spout.streamName = (missing): exactly one of streamName or streamArn is required'],
-    [{ ...minimal, applicationName: 'a', zookeeper: {} }, 'kinesis.spout.zookeeper.connect = (missing): is required'],
+    [{ ...minimal, applicationName: 'a', zookeeper: {} }, 'kinesis.spout.zookeeper.connect = (missing): is required when the topology conf has no storm.zookeeper.servers'],
+    [{ ...minimal, applicationName: 'a', zookeeper: { connect: 'x', auth: { scheme: 'sasl', payload: 'u:p' } } }, 'kinesis.spout.zookeeper.auth.scheme = (hidden): allowed: "digest"'],
+    [{ ...minimal, applicationName: 'a', zookeeper: { connect: 'x', auth: { scheme: 'digest', payload: 'no-colon-secret' } } }, 'kinesis.spout.zookeeper.auth.payload = (hidden): must match pattern'],
     [{ ...minimal }, 'kinesis.spout.applicationName = (missing): is required when the topology conf has no topology.name'],
     [{ ...minimal, applicationName: 'a', retry: { initialBackoffMs: 500, maxBackoffMs: 100 } }, 'kinesis.spout.retry.maxBackoffMs = 100: must be >= retry.initialBackoffMs (500)'],
     [{ ...minimal, applicationName: 'a', retry: { onExhausted: 'drop' } }, 'kinesis.spout.retry.onExhausted = "drop": allowed: "skip", "deadLetter"'],

@@ -1,0 +1,54 @@
+/**
+ * What a failed join means for the operator: which cause (ZooKeeper, the Kinesis stream, the stream's
+ * identity), what to do, and whether it is worth Storm's `error` now or only once it persists. Pure.
+ */
+import type { SpoutConfig } from '../config/config';
+import { describeError, ErrorCode, SpoutError } from '../errors';
+import { kinesisProblem } from '../kinesis/errors';
+
+/** Failed joins in a row before a cause that may pass by itself (a server restarting, a network blip) is reported. */
+export const REPORT_AFTER_FAILURES = 3;
+
+export interface JoinFailure {
+  /** Rate-limit key: one cause, one report per interval. */
+  key: string;
+  message: string;
+  /** Report through Storm's `error` now (else only a warning log). */
+  report: boolean;
+  /** Wait before the next attempt. */
+  retryInMs: number;
+}
+
+export function joinRetryDelayMs(attempt: number): number {
+  return Math.min(10_000, 250 * 2 ** Math.min(6, attempt));
+}
+
+function zookeeperOrigin(config: SpoutConfig): string {
+  return config.origins.zookeeperConnect === 'storm.zookeeper.servers' ? 'storm.zookeeper.servers/storm.zookeeper.port (no kinesis.spout.zookeeper.connect)' : 'kinesis.spout.zookeeper.connect';
+}
+
+export function joinFailure(err: unknown, attempt: number, config: SpoutConfig, streamLabel: string): JoinFailure {
+  if (err instanceof SpoutError && err.code === ErrorCode.StreamMismatch) {
+    return { key: 'refused', message: err.message, report: true, retryInMs: 60_000 };
+  }
+  const retryInMs = joinRetryDelayMs(attempt);
+  const again = `(attempt ${attempt}; retrying in ${Math.round(retryInMs / 100) / 10} s)`;
+  if (err instanceof SpoutError && (err.code === ErrorCode.ZooKeeper || err.code === ErrorCode.CorruptState)) {
+    // Not retriable: an answer (refused credentials, an ACL, SASL required, a corrupt node) that waiting will not change.
+    const lasting = !err.retriable;
+    const hint = lasting ? '' : `. Check ${zookeeperOrigin(config)}, that ZooKeeper is up, and that this host may reach it`;
+    return {
+      key: lasting ? `zookeeper:${err.code}` : 'join',
+      message: `cannot join ZooKeeper at ${config.zookeeper.connect} ${again}: ${describeError(err)}${hint}`,
+      report: lasting || attempt >= REPORT_AFTER_FAILURES,
+      retryInMs,
+    };
+  }
+  const problem = kinesisProblem(err, streamLabel);
+  return {
+    key: `kinesis:${problem.name}`,
+    message: `cannot start reading ${streamLabel} ${again}: ${describeError(err)}; ${problem.fix}`,
+    report: attempt >= problem.reportAfter,
+    retryInMs,
+  };
+}
