@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ZkSession } from '../../src/coordination/zk';
 import { startServices, uniqueName, type Services } from '../helpers/fixture';
 import { createStream, listAllShards, splitShard } from '../helpers/kinesisAdmin';
 import { freePort } from '../helpers/ports';
@@ -186,7 +187,13 @@ test('a real cluster: split, deactivate + rebalance + activate, a worker SIGKILL
   });
   let behind: string[] = [];
   await c.waitFor('checkpoints covering every record put', async () => {
-    behind = await checkpointsBehind(s, stream, app, put);
+    // A session per look: on a machine this busy, the file's long-lived inspector session can expire.
+    const inspector = await ZkSession.connect({ connect: s.zk.connectString, sessionTimeoutMs: 20_000 });
+    try {
+      behind = await checkpointsBehind({ ...s, inspector }, stream, app, put);
+    } finally {
+      inspector.close();
+    }
     return behind.length === 0;
   }, 180_000).catch((err: Error) => {
     throw new Error(`checkpoints behind: ${behind.join('; ')}\n${err.message}`);

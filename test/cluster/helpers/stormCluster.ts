@@ -12,6 +12,7 @@ import type { StormHome } from './stormHome';
 
 /** The class the supervisor starts for each worker (under LogWriter, a JVM of its own). */
 export const WORKER_MAIN = 'org.apache.storm.daemon.worker.Worker';
+const LOG_WRITER_MAIN = 'org.apache.storm.LogWriter';
 
 export interface Daemon {
   name: string;
@@ -119,9 +120,12 @@ export class StormCluster {
     });
   }
 
-  /** Worker JVMs alive under the supervisor (it starts LogWriter, which starts the worker). */
+  /** Worker JVMs alive under the supervisor (it starts LogWriter, whose arguments are the worker's command, which starts the worker). */
   workerPids(): number[] {
-    return descendants(this.supervisor.pid).filter((pid) => cmdline(pid).includes(WORKER_MAIN));
+    return descendants(this.supervisor.pid).filter((pid) => {
+      const args = cmdline(pid);
+      return args.includes(WORKER_MAIN) && !args.includes(LOG_WRITER_MAIN);
+    });
   }
 
   /** The worker logs: ShellSpout's and the spouts' lines, one file per worker slot (appended across restarts). */
