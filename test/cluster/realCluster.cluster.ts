@@ -157,8 +157,9 @@ test('a real cluster: split, deactivate + rebalance + activate, a worker SIGKILL
   const rebalanceToFlowingMs = Date.now() - rebalanceAt;
 
   // A worker JVM killed outright: its tuples in flight time out and are replayed; the supervisor restarts it.
-  const workersBefore = c.workerPids();
-  const victim = workersBefore[0];
+  // One that runs spouts: its tuples in flight and its shards' leases are what must be recovered.
+  const victim = c.workerPids().find((pid) => descendants(pid).some((child) => cmdline(child).includes('kinesis-spout')));
+  if (victim === undefined) throw new Error(`no worker runs a spout process\n${c.logTail()}`);
   const killedAt = Date.now();
   kill(victim, 'SIGKILL');
   await c.waitFor('the worker restarted', () => {
