@@ -202,11 +202,22 @@ test('a real cluster: split, deactivate + rebalance + activate, a worker SIGKILL
   const drainedMs = Date.now() - stoppedAt;
 
   const all = received();
+  // Each delivery after an id's first, by when it came: what the rebalance and the kill each cost.
+  const seen = new Set<string>();
+  const replays = { beforeRebalance: 0, rebalanceToKill: 0, afterKill: 0 };
+  for (const r of [...all].sort((a, b) => a.at - b.at)) {
+    if (!seen.has(r.id)) seen.add(r.id);
+    else if (r.at < rebalanceAt) replays.beforeRebalance += 1;
+    else if (r.at < killedAt) replays.rebalanceToKill += 1;
+    else replays.afterKill += 1;
+  }
   const figures = {
     recordsPut: put.length,
     shardsWritten: new Set(put.map((r) => r.shardId)).size,
     tuplesRecorded: all.length,
     duplicates: duplicates(all),
+    duplicatesByPhase: replays,
+    putPerSecond: Math.round((put.length / (stoppedAt - put[0].at)) * 1000),
     lost: missing(all, put).length,
     putFailures: w.lastFailure()?.message ?? null,
     clusterStartMs: clusterUp - started,
