@@ -5,7 +5,7 @@
  * without pause through a shard split, a deactivate + rebalance + activate, and a worker JVM killed with
  * SIGKILL; every record put must reach the recording bolt at least once, and the checkpoints must end
  * up covering them all. The figures (records, duplicates, recovery times) are printed and written to
- * figures.json in the run's folder.
+ * figures.json in the run's temp folder (kept, with the Storm home and every log, by KEEP_CLUSTER_DIRS=1).
  *
  * Not part of `npm test` (the name does not end in .test.ts): `npm run test:cluster`.
  */
