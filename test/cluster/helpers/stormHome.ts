@@ -56,8 +56,10 @@ function copyDependencies(artifact: string, into: string): void {
 }
 
 /**
- * storm.yaml (JSON is YAML). Every port chosen by the test, every host loopback, every state folder
- * inside the home. Heaps are small and timings short so that the cluster fits a busy 2-core machine.
+ * storm.yaml (JSON is YAML). Every port a free one chosen by the test, every connection to 127.0.0.1
+ * (Storm's servers, Nimbus's and the supervisor's thrift and the workers' netty, still listen on every
+ * interface: Storm 2.8 has no setting for their bind address), every state folder inside the home.
+ * Heaps are small and timings short so that the cluster fits a busy 2-core machine.
  */
 export function writeStormYaml(home: StormHome, zookeeperPort: number, ports: Ports, extra: Record<string, unknown> = {}): void {
   const conf: Record<string, unknown> = {
