@@ -24,10 +24,7 @@ import { alive, cmdline, descendants, kill, sleep, StormCluster, zkChildren } fr
 import { assembleStormHome, writeStormYaml, type Ports } from './helpers/stormHome';
 import { ContinuousWriter } from './helpers/writer';
 
-/**
- * What is submitted. The examples are moving from their own KinesisSpout copy to the `storm/` module's
- * KinesisShellSpout: these two lines are all this test knows of either.
- */
+/** What is submitted: the Java example, with the `storm/` module's spout shaded into its jar. */
 const TOPOLOGY = { project: 'topology-examples/java', jar: 'kinesis-topology-example-0.1.0.jar', main: 'io.github.kinesisshellspout.example.KinesisTopology' };
 const SPOUT_CLASS = 'io.github.kinesisshellspout.KinesisShellSpout';
 
