@@ -120,7 +120,8 @@ test('expired by the server: never disconnected or connected again, and onState 
   });
   thief.close();
   const started = performance.now();
-  while (session.connectionState !== 'expired' && performance.now() - started < 6_000) await sleep(50);
+  // Noticed when the client reconnects after the server dropped it: slow on a loaded machine.
+  while (session.connectionState !== 'expired' && performance.now() - started < 15_000) await sleep(50);
   expect(session.connectionState).toBe('expired');
   await sleep(1_500);
   expect(session.connectionState).toBe('expired');
@@ -138,12 +139,13 @@ test('connect through a silent proxy rejects within its bound and leaves no conn
   expect(result.outcome).toBe('rejected');
   expectRetriableZooKeeperError(result.error);
   expect(result.afterMs).toBeLessThan(1_500);
+  // At most as many as before: sockets of the previous test may still be closing, never one more.
   await sleep(500);
-  expect(openSockets()).toBe(before);
+  expect(openSockets()).toBeLessThanOrEqual(before);
   // Nor is one opened later: the client does not go on reconnecting.
   proxy.resume();
   await sleep(1_000);
-  expect(openSockets()).toBe(before);
+  expect(openSockets()).toBeLessThanOrEqual(before);
 });
 
 test('connect to a port nobody listens on rejects within its bound and stops trying', async () => {
@@ -153,7 +155,7 @@ test('connect to a port nobody listens on rejects within its bound and stops try
   expectRetriableZooKeeperError(result.error);
   expect(result.afterMs).toBeLessThan(1_300);
   await sleep(1_000);
-  expect(openSockets()).toBe(before);
+  expect(openSockets()).toBeLessThanOrEqual(before);
 });
 
 test('reads do not extend trust; the heartbeat does', async () => {
