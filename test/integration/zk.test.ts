@@ -107,6 +107,9 @@ test('expired by the server: never disconnected or connected again, and onState 
   const states: ConnectionState[] = [];
   const session = await open({ sessionTimeoutMs: 4_000, onState: (s) => states.push(s) });
   // Another client resumes the same session and closes it: for the server the session is over at once.
+  // Our client is kept silent meanwhile: reconnecting first, it would take its session back, and the
+  // close would then be refused as coming from a connection the session moved away from.
+  proxy.pause();
   const { default: zookeeper } = await import('node-zookeeper-client');
   const internal = session as unknown as { client: { getSessionId(): Buffer; getSessionPassword(): Buffer } };
   const thief = zookeeper.createClient(zk.connectString, {
@@ -118,7 +121,11 @@ test('expired by the server: never disconnected or connected again, and onState 
     thief.once('connected', () => resolve());
     thief.connect();
   });
-  thief.close();
+  await new Promise<void>((resolve) => {
+    thief.once('disconnected', () => resolve());
+    thief.close();
+  });
+  proxy.resume();
   const started = performance.now();
   // Noticed when the client reconnects after the server dropped it: slow on a loaded machine.
   while (session.connectionState !== 'expired' && performance.now() - started < 15_000) await sleep(50);
