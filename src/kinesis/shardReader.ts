@@ -133,19 +133,23 @@ export class ShardReader {
   }
 
   private async iteratorAt(position: ShardReaderOptions['from']): Promise<string> {
-    const { streamName, streamArn } = this.options.stream;
-    const input: GetShardIteratorCommandInput = { ShardId: this.options.shardId, ShardIteratorType: 'TRIM_HORIZON', ...(streamArn ? { StreamARN: streamArn } : { StreamName: streamName }) };
-    if (position.kind === 'AFTER') {
-      // Stopped inside a KPL aggregate: read it again (its owner skips the user records already done).
-      input.ShardIteratorType = position.subSequence === undefined ? 'AFTER_SEQUENCE_NUMBER' : 'AT_SEQUENCE_NUMBER';
-      input.StartingSequenceNumber = position.sequenceNumber;
-    } else if (position.kind === 'AT_TIMESTAMP') {
-      input.ShardIteratorType = 'AT_TIMESTAMP';
-      input.Timestamp = new Date(position.timestampMs);
-    }
-    const response = await this.options.kinesis.send(new GetShardIteratorCommand(input), { abortSignal: this.signal });
+    const response = await this.options.kinesis.send(new GetShardIteratorCommand(iteratorRequest(this.options.stream, this.options.shardId, position)), { abortSignal: this.signal });
     return response.ShardIterator!;
   }
+}
+
+/** The GetShardIterator request that starts a reader at `position` (the spout's readers and the tools make the same). */
+export function iteratorRequest(stream: StreamRef, shardId: string, position: Exclude<Position, { kind: 'SHARD_END' }>): GetShardIteratorCommandInput {
+  const input: GetShardIteratorCommandInput = { ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON', ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }) };
+  if (position.kind === 'AFTER') {
+    // Stopped inside a KPL aggregate: read it again (its owner skips the user records already done).
+    input.ShardIteratorType = position.subSequence === undefined ? 'AFTER_SEQUENCE_NUMBER' : 'AT_SEQUENCE_NUMBER';
+    input.StartingSequenceNumber = position.sequenceNumber;
+  } else if (position.kind === 'AT_TIMESTAMP') {
+    input.ShardIteratorType = 'AT_TIMESTAMP';
+    input.Timestamp = new Date(position.timestampMs);
+  }
+  return input;
 }
 
 /** Exponential from 200 ms to 10 s with full jitter: readers of many shards do not retry in step. */
