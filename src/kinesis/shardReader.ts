@@ -7,6 +7,7 @@
 import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorCommandInput } from '@aws-sdk/client-kinesis';
 import type { Scheduler } from '../core/scheduler';
 import { describeError } from '../errors';
+import { isThrottling } from './errors';
 import { LogLevel } from '../multilang/protocol';
 import type { Position } from '../core/position';
 import type { KinesisApi } from './client';
@@ -121,9 +122,8 @@ export class ShardReader {
           events.iteratorReset?.();
         } else {
           this.failures += 1;
-          const throttled = name === 'ProvisionedThroughputExceededException' || name === 'LimitExceededException';
           const delay = backoffMs(this.failures, () => scheduler.random());
-          events.log(throttled ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
+          events.log(isThrottling(err) ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
           events.failed(err, this.failures);
           await this.sleep(delay);
         }

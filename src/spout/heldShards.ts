@@ -8,7 +8,7 @@ import { describePosition, isAhead, isNotBehind, type Position } from '../core/p
 import type { Scheduler } from '../core/scheduler';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
-import { kinesisProblem } from '../kinesis/errors';
+import { isThrottling, kinesisProblem } from '../kinesis/errors';
 import type { HashRange } from '../kinesis/aggregation';
 import { messageId, type KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
@@ -17,7 +17,7 @@ import { LogLevel } from '../multilang/protocol';
 import type { Session } from './joining';
 import { LateOutcomes } from './lateOutcomes';
 import { fetchRoom, heldIn, type Held } from './memory';
-import { isThrottling, ProcessCounter, type SpoutMetrics } from './metrics';
+import { ProcessCounter, type SpoutMetrics } from './metrics';
 import { OwnedShard, type AggregateNotices } from './ownedShard';
 import type { Reporter } from './reporting';
 

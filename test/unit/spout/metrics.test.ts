@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { isThrottling, METRIC_KEYS, ProcessCounter, ShardCounter, SpoutMetrics, viewOf, type ProcessView } from '../../../src/spout/metrics';
+import { isThrottling } from '../../../src/kinesis/errors';
+import { METRIC_KEYS, ProcessCounter, ShardCounter, SpoutMetrics, viewOf, type ProcessView } from '../../../src/spout/metrics';
 
 function view(shards: Record<string, number>, extra: Partial<ProcessView> = {}): ProcessView {
   return { shards: Object.entries(shards).map(([shardId, inFlight]) => ({ shardId, inFlight })), recordsInMemory: 0, bytesInMemory: 0, zookeeperConnected: true, ...extra };
