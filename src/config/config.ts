@@ -3,6 +3,7 @@ import Ajv, { type ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
 import { configSchema, type OnExhausted, type TupleField } from './schema';
+import type { ZooKeeperOptions } from '../coordination/zooKeeper';
 import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
 
 import type { InitialPosition } from '../core/position';
@@ -188,6 +189,12 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
     out[key] = isObject(current) && isObject(value) ? mergeDeep(current, value) : value;
   }
   return out;
+}
+
+/** How the spout and the tools open their ZooKeeper session: the same ensemble, credentials and ACLs. */
+export function zooKeeperOptions(config: SpoutConfig): Omit<ZooKeeperOptions, 'onState'> {
+  const { connect, sessionTimeoutMs, auth, creatorOnly, root } = config.zookeeper;
+  return { connect, sessionTimeoutMs, auth, creatorOnlyBelow: creatorOnly ? root : undefined };
 }
 
 /** The stream's name, from `streamName` or the tail of `streamArn`. */
