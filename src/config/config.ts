@@ -138,10 +138,13 @@ export function loadConfig(stormConf: Record<string, unknown>, file?: string): S
   if (fromConf !== undefined && !isObject(fromConf)) throw badConfig(CONF_KEY, fromConf, 'must be a JSON object');
   const merged = mergeDeep(base, fromConf ?? {});
   const topologyName = stormConf['topology.name'];
+  // Storm's ZooKeeper settings are read only where the spout falls back on them: a spout given its own
+  // ensemble and credentials runs beside a Storm whose own are SASL, or IPv6 hosts.
+  const own = isObject(merged.zookeeper) ? merged.zookeeper : {};
   return validateConfig(merged, {
     topologyName: typeof topologyName === 'string' ? topologyName : undefined,
-    zookeeperConnect: stormZooKeeperConnect(stormConf),
-    auth: stormTopologyAuth(stormConf),
+    zookeeperConnect: own.connect === undefined ? stormZooKeeperConnect(stormConf) : undefined,
+    auth: own.auth === undefined ? stormTopologyAuth(stormConf) : undefined,
   });
 }
 

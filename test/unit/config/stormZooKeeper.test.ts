@@ -96,3 +96,18 @@ describe('zooKeeperOptions (one session setup for the spout and the tools)', () 
     expect(zooKeeperOptions(config)).toEqual({ connect: 'zk:2181', sessionTimeoutMs: 5_000, auth: { scheme: 'digest', payload: '123:-456' }, creatorOnlyBelow: undefined });
   });
 });
+
+describe("Storm's ZooKeeper settings the spout does not use", () => {
+  it('are not checked when kinesis.spout sets its own ensemble and credentials (a SASL-secured Storm, IPv6 servers)', () => {
+    const storm = { 'storm.zookeeper.servers': ['::1'], 'storm.zookeeper.topology.auth.scheme': 'sasl', 'storm.zookeeper.topology.auth.payload': 'x' };
+    const own = { ...spout, zookeeper: { connect: 'zk:2181', auth: { scheme: 'digest', payload: 'u:p' } } };
+    const config = loadConfig({ ...storm, 'kinesis.spout': own });
+    expect(config.zookeeper.connect).toBe('zk:2181');
+    expect(config.origins.zookeeperAuth).toBe('kinesis.spout.zookeeper.auth');
+  });
+
+  it('are checked, by name, when the spout would use them', () => {
+    expect(() => loadConfig({ 'storm.zookeeper.servers': ['zk'], 'storm.zookeeper.topology.auth.scheme': 'sasl', 'kinesis.spout': spout })).toThrow(/storm.zookeeper.topology.auth.scheme = "sasl"/);
+    expect(() => loadConfig({ 'storm.zookeeper.servers': 'zk', 'kinesis.spout': spout })).toThrow(/storm.zookeeper.servers = "zk"/);
+  });
+});
