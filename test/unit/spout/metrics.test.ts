@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { isThrottling } from '../../../src/kinesis/errors';
 import { METRIC_KEYS, ProcessCounter, ShardCounter, SpoutMetrics, viewOf, type ProcessView } from '../../../src/spout/metrics';
 
 function view(shards: Record<string, number>, extra: Partial<ProcessView> = {}): ProcessView {
@@ -98,13 +97,6 @@ describe('SpoutMetrics', () => {
       bytesInMemory: 90,
       zookeeperConnected: true,
     });
-  });
-
-  it('tells throttling from other errors', () => {
-    expect(isThrottling({ name: 'ProvisionedThroughputExceededException' })).toBe(true);
-    expect(isThrottling({ name: 'LimitExceededException' })).toBe(true);
-    expect(isThrottling({ name: 'ExpiredIteratorException' })).toBe(false);
-    expect(isThrottling(undefined)).toBe(false);
   });
 });
 
