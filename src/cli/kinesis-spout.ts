@@ -2,9 +2,10 @@
  * Entry point. Run by Storm's ShellSpout as `node kinesis-spout.cjs [config.json]`: the spout. Run by an
  * operator as `kinesis-spout status|reset ...` (the npm bin, or the jar's KinesisSpoutTool): a tool.
  */
-import { isTool, runToolProcess } from '../tools/main';
+import { isHelpRequest, isTool, runHelpProcess, runToolProcess } from '../tools/main';
 import { runSpout } from './run';
 
 const [first, ...rest] = process.argv.slice(2);
 if (isTool(first)) runToolProcess(first, rest);
+else if (isHelpRequest(first)) runHelpProcess(first);
 else runSpout();

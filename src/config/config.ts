@@ -3,6 +3,7 @@ import Ajv, { type ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
 import { configSchema, type OnExhausted, type TupleField } from './schema';
+import type { ZooKeeperOptions } from '../coordination/zooKeeper';
 import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
 
 import type { InitialPosition } from '../core/position';
@@ -137,10 +138,13 @@ export function loadConfig(stormConf: Record<string, unknown>, file?: string): S
   if (fromConf !== undefined && !isObject(fromConf)) throw badConfig(CONF_KEY, fromConf, 'must be a JSON object');
   const merged = mergeDeep(base, fromConf ?? {});
   const topologyName = stormConf['topology.name'];
+  // Storm's ZooKeeper settings are read only where the spout falls back on them: a spout given its own
+  // ensemble and credentials runs beside a Storm whose own are SASL, or IPv6 hosts.
+  const own = isObject(merged.zookeeper) ? merged.zookeeper : {};
   return validateConfig(merged, {
     topologyName: typeof topologyName === 'string' ? topologyName : undefined,
-    zookeeperConnect: stormZooKeeperConnect(stormConf),
-    auth: stormTopologyAuth(stormConf),
+    zookeeperConnect: own.connect === undefined ? stormZooKeeperConnect(stormConf) : undefined,
+    auth: own.auth === undefined ? stormTopologyAuth(stormConf) : undefined,
   });
 }
 
@@ -188,6 +192,12 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
     out[key] = isObject(current) && isObject(value) ? mergeDeep(current, value) : value;
   }
   return out;
+}
+
+/** How the spout and the tools open their ZooKeeper session: the same ensemble, credentials and ACLs. */
+export function zooKeeperOptions(config: SpoutConfig): Omit<ZooKeeperOptions, 'onState'> {
+  const { connect, sessionTimeoutMs, auth, creatorOnly, root } = config.zookeeper;
+  return { connect, sessionTimeoutMs, auth, creatorOnlyBelow: creatorOnly ? root : undefined };
 }
 
 /** The stream's name, from `streamName` or the tail of `streamArn`. */

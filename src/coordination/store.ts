@@ -192,7 +192,7 @@ export class CoordinationStore {
 
   /** Creating the ephemeral node is taking the lease; false when another task holds it. */
   async acquireLease(shardId: string): Promise<boolean> {
-    const created = await this.zk.create(this.path('leases', shardId), encode({ v: 1, owner: this.memberId, acquiredAt: new Date().toISOString() }), 'ephemeral');
+    const created = await this.zk.create(this.path('leases', shardId), this.leaseData(), 'ephemeral');
     return created === 'created';
   }
 
@@ -280,7 +280,7 @@ export class CoordinationStore {
     const ops: TxOp[] = [];
     for (const reset of resets) {
       const lease = this.path('leases', reset.shardId);
-      if (whileNoLease) ops.push({ op: 'create', path: lease, data: encode({ v: 1, owner: this.memberId, acquiredAt: new Date().toISOString() }), ephemeral: true });
+      if (whileNoLease) ops.push({ op: 'create', path: lease, data: this.leaseData(), ephemeral: true });
       const checkpoint = this.path('checkpoints', reset.shardId);
       const data = encode(this.stored(reset.position));
       ops.push(reset.checkpointVersion === undefined ? { op: 'create', path: checkpoint, data } : { op: 'set', path: checkpoint, data, version: reset.checkpointVersion });
@@ -289,6 +289,11 @@ export class CoordinationStore {
       if (whileNoLease) ops.push({ op: 'remove', path: lease, version: 0 });
     }
     return ops.length === 0 || this.zk.transaction(ops);
+  }
+
+  /** A lease node's content: who holds it, since when. */
+  private leaseData(): Buffer {
+    return encode({ v: 1, owner: this.memberId, acquiredAt: new Date().toISOString() });
   }
 
   private stored(position: Position): StoredCheckpoint {

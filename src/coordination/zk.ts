@@ -78,10 +78,6 @@ export function isNoSession(err: unknown): boolean {
   return err instanceof SpoutError && err.code === ErrorCode.ZooKeeper && err.message.startsWith(NO_SESSION);
 }
 
-export function isSessionExpired(err: unknown): boolean {
-  return zkCode((err as { cause?: unknown })?.cause ?? err) === Code.SESSION_EXPIRED;
-}
-
 export interface ZkSessionOptions extends ZooKeeperOptions {
   /** Time and timers (real by default). */
   scheduler?: Scheduler;

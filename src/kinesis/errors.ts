@@ -16,6 +16,13 @@ export interface KinesisProblem {
 const KMS = ['KMSAccessDeniedException', 'KMSDisabledException', 'KMSInvalidStateException', 'KMSNotFoundException', 'KMSOptInRequired', 'KMSThrottlingException'];
 const CREDENTIALS = ['UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'CredentialsProviderError', 'InvalidClientTokenId', 'MissingAuthenticationToken'];
 
+/** Errors that mean Kinesis (or KMS behind it) refused a call for throughput, not that something is wrong. */
+const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'LimitExceededException', 'KMSThrottlingException']);
+
+export function isThrottling(err: unknown): boolean {
+  return THROTTLING.has((err as { name?: string } | undefined)?.name ?? '');
+}
+
 export function kinesisProblem(err: unknown, stream: string): KinesisProblem {
   const name = (err as { name?: string })?.name ?? 'Error';
   if (name === 'AccessDeniedException') {

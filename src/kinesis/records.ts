@@ -21,7 +21,12 @@ export function recordKey(sequenceNumber: string, subSequence?: number): string 
 }
 
 export function messageId(shardId: string, sequenceNumber: string, subSequence?: number): string {
-  return `${shardId}:${recordKey(sequenceNumber, subSequence)}`;
+  return messageIdOfKey(shardId, recordKey(sequenceNumber, subSequence));
+}
+
+/** The message id of the record with this key (see `recordKey`) in its shard. */
+export function messageIdOfKey(shardId: string, key: string): string {
+  return `${shardId}:${key}`;
 }
 
 /** Splits `<shardId>:<sequenceNumber>[:<subSequence>]`; undefined for anything else. */

@@ -7,6 +7,7 @@
 import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorCommandInput } from '@aws-sdk/client-kinesis';
 import type { Scheduler } from '../core/scheduler';
 import { describeError } from '../errors';
+import { isThrottling } from './errors';
 import { LogLevel } from '../multilang/protocol';
 import type { Position } from '../core/position';
 import type { KinesisApi } from './client';
@@ -121,9 +122,8 @@ export class ShardReader {
           events.iteratorReset?.();
         } else {
           this.failures += 1;
-          const throttled = name === 'ProvisionedThroughputExceededException' || name === 'LimitExceededException';
           const delay = backoffMs(this.failures, () => scheduler.random());
-          events.log(throttled ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
+          events.log(isThrottling(err) ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
           events.failed(err, this.failures);
           await this.sleep(delay);
         }
@@ -133,19 +133,23 @@ export class ShardReader {
   }
 
   private async iteratorAt(position: ShardReaderOptions['from']): Promise<string> {
-    const { streamName, streamArn } = this.options.stream;
-    const input: GetShardIteratorCommandInput = { ShardId: this.options.shardId, ShardIteratorType: 'TRIM_HORIZON', ...(streamArn ? { StreamARN: streamArn } : { StreamName: streamName }) };
-    if (position.kind === 'AFTER') {
-      // Stopped inside a KPL aggregate: read it again (its owner skips the user records already done).
-      input.ShardIteratorType = position.subSequence === undefined ? 'AFTER_SEQUENCE_NUMBER' : 'AT_SEQUENCE_NUMBER';
-      input.StartingSequenceNumber = position.sequenceNumber;
-    } else if (position.kind === 'AT_TIMESTAMP') {
-      input.ShardIteratorType = 'AT_TIMESTAMP';
-      input.Timestamp = new Date(position.timestampMs);
-    }
-    const response = await this.options.kinesis.send(new GetShardIteratorCommand(input), { abortSignal: this.signal });
+    const response = await this.options.kinesis.send(new GetShardIteratorCommand(iteratorRequest(this.options.stream, this.options.shardId, position)), { abortSignal: this.signal });
     return response.ShardIterator!;
   }
+}
+
+/** The GetShardIterator request that starts a reader at `position` (the spout's readers and the tools make the same). */
+export function iteratorRequest(stream: StreamRef, shardId: string, position: Exclude<Position, { kind: 'SHARD_END' }>): GetShardIteratorCommandInput {
+  const input: GetShardIteratorCommandInput = { ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON', ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }) };
+  if (position.kind === 'AFTER') {
+    // Stopped inside a KPL aggregate: read it again (its owner skips the user records already done).
+    input.ShardIteratorType = position.subSequence === undefined ? 'AFTER_SEQUENCE_NUMBER' : 'AT_SEQUENCE_NUMBER';
+    input.StartingSequenceNumber = position.sequenceNumber;
+  } else if (position.kind === 'AT_TIMESTAMP') {
+    input.ShardIteratorType = 'AT_TIMESTAMP';
+    input.Timestamp = new Date(position.timestampMs);
+  }
+  return input;
 }
 
 /** Exponential from 200 ms to 10 s with full jitter: readers of many shards do not retry in step. */

@@ -10,7 +10,7 @@ import type { ConnectZooKeeper, ConnectionState, ZooKeeper } from '../coordinati
 import type { Scheduler } from '../core/scheduler';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
-import { kinesisProblem } from '../kinesis/errors';
+import { isThrottling, kinesisProblem } from '../kinesis/errors';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
@@ -19,7 +19,7 @@ import { joinFailure, REPORT_AFTER_FAILURES } from './joinFailure';
 import { gatherResumePoints, initialPositionNote, resumePointsLine } from './resumePoints';
 import { HeldShards, type IoCounters } from './heldShards';
 import type { LateOutcomes } from './lateOutcomes';
-import { isThrottling, ProcessCounter, SpoutMetrics } from './metrics';
+import { ProcessCounter, SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
 

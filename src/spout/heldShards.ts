@@ -8,16 +8,16 @@ import { describePosition, isAhead, isNotBehind, type Position } from '../core/p
 import type { Scheduler } from '../core/scheduler';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
-import { kinesisProblem } from '../kinesis/errors';
+import { isThrottling, kinesisProblem } from '../kinesis/errors';
 import type { HashRange } from '../kinesis/aggregation';
-import { messageId, type KinesisRecord } from '../kinesis/records';
+import { messageId, messageIdOfKey, type KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
 import type { StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import type { Session } from './joining';
 import { LateOutcomes } from './lateOutcomes';
 import { fetchRoom, heldIn, type Held } from './memory';
-import { isThrottling, ProcessCounter, type SpoutMetrics } from './metrics';
+import { ProcessCounter, type SpoutMetrics } from './metrics';
 import { OwnedShard, type AggregateNotices } from './ownedShard';
 import type { Reporter } from './reporting';
 
@@ -111,7 +111,7 @@ export class HeldShards {
     this.byId.delete(shard.shardId);
     this.deps.metrics.count(ProcessCounter.LeasesGiven);
     this.lastLetGo.set(shard.shardId, ++this.letGoCount);
-    this.lateOutcomes.expect([...shard.inFlight.outstanding()].map((seq) => `${shard.shardId}:${seq}`), this.now);
+    this.lateOutcomes.expect([...shard.inFlight.outstanding()].map((key) => messageIdOfKey(shard.shardId, key)), this.now);
   }
 
   /** The lease is ours: read from the checkpoint (written first from the start position when there is none). */

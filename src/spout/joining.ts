@@ -3,7 +3,7 @@
  * record (created by the application's first start), and this task registered as a member. Bounded as a
  * whole: a join that cannot finish closes its session and fails, and the caller tries again.
  */
-import type { SpoutConfig } from '../config/config';
+import { zooKeeperOptions, type SpoutConfig } from '../config/config';
 import { CoordinationStore, basePath } from '../coordination/store';
 import type { ConnectionState, ConnectZooKeeper, ZooKeeper } from '../coordination/zooKeeper';
 import { startPositions, type Bootstrap, type Position } from '../core/position';
@@ -65,10 +65,7 @@ export async function joinSession(deps: JoinDeps): Promise<{ session: Session; s
   const join = async () => {
     const { config, member } = deps;
     const connected = await deps.zookeeper({
-      connect: config.zookeeper.connect,
-      sessionTimeoutMs: config.zookeeper.sessionTimeoutMs,
-      auth: config.zookeeper.auth,
-      creatorOnlyBelow: config.zookeeper.creatorOnly ? config.zookeeper.root : undefined,
+      ...zooKeeperOptions(config),
       onState: (state) => zk && deps.onState(zk, state),
     });
     if (abandoned) {

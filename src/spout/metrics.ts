@@ -76,13 +76,6 @@ type ShardCounts = Record<ShardCounter, number>;
 const zeroShardCounts = (): ShardCounts => ({ emitted: 0, emittedBytes: 0, acked: 0, failed: 0, retried: 0, skipped: 0, deadLettered: 0 });
 const zeroProcessCounts = (): Record<ProcessCounter, number> => ({ leasesTaken: 0, leasesGiven: 0, reshardEvents: 0, throttledCalls: 0, iteratorResets: 0 });
 
-/** Errors that mean Kinesis (or KMS behind it) refused a call for throughput, not that something is wrong. */
-const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'LimitExceededException', 'KMSThrottlingException']);
-
-export function isThrottling(err: unknown): boolean {
-  return THROTTLING.has((err as { name?: string } | undefined)?.name ?? '');
-}
-
 /** Rates keep a few decimals: a gauge is read by people and graphs, not summed. */
 function perSecond(count: number, elapsedMs: number): number {
   return elapsedMs > 0 ? Math.round((count * 100_000) / elapsedMs) / 100 : 0;

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { loadConfig, streamNameOf, type SpoutConfig } from '../config/config';
+import { loadConfig, streamNameOf, zooKeeperOptions, type SpoutConfig } from '../config/config';
 import { diagnosingConnect } from '../coordination/diagnose';
 import { basePath, CoordinationStore } from '../coordination/store';
 import { ZkSession } from '../coordination/zk';
@@ -53,11 +53,11 @@ export function toolMemberId(): string {
 }
 
 export async function openApplication(config: SpoutConfig): Promise<Application> {
-  const { connect, sessionTimeoutMs, root, auth, creatorOnly } = config.zookeeper;
+  const { connect, root } = config.zookeeper;
   let zk: ZooKeeper;
   try {
     // The spout's own credentials: its nodes may be readable by them alone.
-    zk = await diagnosingConnect((options) => ZkSession.connect(options))({ connect, sessionTimeoutMs, auth, creatorOnlyBelow: creatorOnly ? root : undefined });
+    zk = await diagnosingConnect((options) => ZkSession.connect(options))(zooKeeperOptions(config));
   } catch (err) {
     throw new ToolError(ExitCode.Failed, `cannot reach ZooKeeper at ${connect}: ${describeError(err)}`);
   }

@@ -21,7 +21,8 @@ export const USAGE = `Usage:
                        [--shards id,id,...] [--force] [--yes]
 
 <file.json> holds the spout's "kinesis.spout" map, or a topology conf with a "kinesis.spout" key
-(and optionally topology.name, storm.zookeeper.servers, storm.zookeeper.port).
+(and optionally topology.name, storm.zookeeper.servers, storm.zookeeper.port,
+storm.zookeeper.topology.auth.scheme/payload).
 
 status  per shard: state, parents, owner, checkpoint, lag; --watch redraws every ${DEFAULT_WATCH_SECONDS} s (or as given) until Ctrl-C.
 reset   moves checkpoints (of every shard, or of --shards and their descendants); prints the plan and asks

@@ -1,12 +1,13 @@
 /**
  * How far each shard's checkpoint is behind: one GetShardIterator and one GetRecords (Limit 1) at the
- * checkpoint, whose MillisBehindLatest Kinesis computes, and the arrival time of the first record not yet
- * checkpointed. These calls count against the shard's 5 reads a second that the spout shares.
+ * checkpoint, where the spout's reader would start (inside a KPL aggregate: at it), whose MillisBehindLatest
+ * Kinesis computes, and the arrival time of the first record not yet checkpointed. These calls count against the shard's 5 reads a second that the spout shares.
  */
-import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorCommandInput } from '@aws-sdk/client-kinesis';
+import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
 import type { Position } from '../core/position';
 import { describeError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
+import { iteratorRequest } from '../kinesis/shardReader';
 import type { StreamRef } from '../kinesis/shards';
 
 export interface ShardLag {
@@ -18,19 +19,6 @@ export interface ShardLag {
 }
 
 const PARALLEL_SHARDS = 4;
-
-/** The GetShardIterator request that starts a reader at `position` (the one the spout's reader makes). */
-export function iteratorRequest(stream: StreamRef, shardId: string, position: Exclude<Position, { kind: 'SHARD_END' }>): GetShardIteratorCommandInput {
-  const input: GetShardIteratorCommandInput = { ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON', ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }) };
-  if (position.kind === 'AFTER') {
-    input.ShardIteratorType = 'AFTER_SEQUENCE_NUMBER';
-    input.StartingSequenceNumber = position.sequenceNumber;
-  } else if (position.kind === 'AT_TIMESTAMP') {
-    input.ShardIteratorType = 'AT_TIMESTAMP';
-    input.Timestamp = new Date(position.timestampMs);
-  }
-  return input;
-}
 
 export async function shardLag(kinesis: KinesisApi, stream: StreamRef, shardId: string, position: Exclude<Position, { kind: 'SHARD_END' }>, nowMs: number): Promise<ShardLag> {
   try {

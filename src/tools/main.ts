@@ -15,6 +15,24 @@ export function isTool(arg: string | undefined): arg is ToolName {
   return (TOOLS as readonly string[]).includes(arg ?? '');
 }
 
+/**
+ * A command line meant for the tools, not the spout: Storm starts the spout with no argument (or a config
+ * file), never with a flag; without this, `kinesis-spout --help` would sit waiting for Storm's handshake.
+ */
+export function isHelpRequest(arg: string | undefined): boolean {
+  return arg === 'help' || (arg?.startsWith('-') ?? false);
+}
+
+/** Prints the usage: on stdout, exit 0, when asked for; on stderr, exit 2, for an unknown flag. */
+export function helpFor(arg: string | undefined, io: Pick<ToolIo, 'out' | 'err'>): number {
+  if (arg === 'help' || arg === '--help' || arg === '-h') {
+    io.out(USAGE);
+    return ExitCode.Ok;
+  }
+  io.err(`kinesis-spout: unknown option ${arg}; the spout itself takes no option (Storm runs it)\n\n${USAGE}`);
+  return ExitCode.Usage;
+}
+
 /** The terminal of a real process. */
 export function processIo(): ToolIo {
   let lines: AsyncIterator<string> | undefined;
@@ -61,6 +79,11 @@ export async function runTool(tool: ToolName, args: readonly string[], io: ToolI
     io.err(`kinesis-spout ${tool} failed: ${describeError(err)}${fix}`);
     return ExitCode.Failed;
   }
+}
+
+export function runHelpProcess(arg: string | undefined): void {
+  const code = helpFor(arg, processIo());
+  process.stdout.write('', () => process.exit(code));
 }
 
 /** Runs a tool in this process and exits with its code (open sockets must not keep it alive). */

@@ -10,7 +10,7 @@ import type { ResetTarget } from './args';
 import { openApplication, readToolConfig, type Application } from './application';
 import { ExitCode, ToolError, usageError } from './exitCodes';
 import type { ToolIo } from './io';
-import { iteratorRequest } from './lag';
+import { iteratorRequest } from '../kinesis/shardReader';
 import { planReset } from './resetPlan';
 import { forceWarning, renderPlan } from './resetView';
 import { readSnapshot } from './snapshot';

@@ -12,7 +12,7 @@
  * counts it done. Expired shards are not in the stream any more and are never written; shards closed before
  * a LATEST first start are finished for the spout whatever their checkpoint, and are left as they are.
  */
-import { describePosition, type Position } from '../core/position';
+import { compareAfter, describePosition, type Position } from '../core/position';
 import type { ResetTarget } from './args';
 import { usageError } from './exitCodes';
 import { isFinishedIn } from './shardStates';
@@ -50,7 +50,8 @@ export interface ResetPlan {
 export function samePosition(a: Position | undefined, b: Position | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
   if (a.kind !== b.kind) return false;
-  if (a.kind === 'AFTER' && b.kind === 'AFTER') return a.sequenceNumber === b.sequenceNumber;
+  // Inside a KPL aggregate (a sub-sequence) is not after the whole record.
+  if (a.kind === 'AFTER' && b.kind === 'AFTER') return compareAfter(a, b) === 0;
   if (a.kind === 'AT_TIMESTAMP' && b.kind === 'AT_TIMESTAMP') return a.timestampMs === b.timestampMs;
   return true;
 }

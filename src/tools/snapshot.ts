@@ -3,7 +3,6 @@
  * store) and the stream's shard graph (an unfiltered listing, the only one that may say a shard expired).
  */
 import type { CheckpointRecord, MemberRecord } from '../coordination/store';
-import { UNREADABLE_LEASE } from '../coordination/store';
 import { startPositions, type Bootstrap, type Position } from '../core/position';
 import type { ShardNode } from '../core/shard';
 import { describeError, SpoutError } from '../errors';
@@ -21,7 +20,7 @@ export interface ApplicationSnapshot {
   unreadable: ReadonlyMap<string, string>;
   finished: ReadonlySet<string>;
   ended: ReadonlySet<string>;
-  /** Lease holder (member id) by shard; UNREADABLE_LEASE when the node cannot be read. */
+  /** Lease holder (member id) by shard; UNREADABLE_LEASE (coordination/store) when the node cannot be read. */
   leases: ReadonlyMap<string, string>;
   members: MemberRecord[];
   /** Where a shard without a checkpoint would start (the bootstrap decides). */
@@ -70,4 +69,3 @@ export async function readSnapshot(app: Application, nowMs: () => number = Date.
   };
 }
 
-export { UNREADABLE_LEASE };

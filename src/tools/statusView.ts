@@ -1,6 +1,7 @@
 /** Pure: the status report (the `--json` shape) and its human table. */
 import type { SpoutConfig } from '../config/config';
 import { describePosition, type Bootstrap, type Position } from '../core/position';
+import { identityMismatch } from '../spout/joining';
 import type { ShardLag } from './lag';
 import type { ApplicationSnapshot } from './snapshot';
 import { ShardState, type ShardOwner, type ShardStatus } from './shardStates';
@@ -35,7 +36,8 @@ export interface StatusReport {
 
 export function statusReport(config: SpoutConfig, snapshot: ApplicationSnapshot, shards: readonly ShardStatus[], lags: ReadonlyMap<string, ShardLag>): StatusReport {
   const { bootstrap, identity } = snapshot;
-  const streamMatches = bootstrap.streamArn === identity.streamArn && bootstrap.streamCreatedMs === identity.createdMs;
+  // The spout's own test, so that status says "refuses" exactly when the spout does.
+  const streamMatches = identityMismatch(bootstrap, identity, snapshot.base) === undefined;
   const warnings: string[] = [];
   if (!streamMatches) {
     warnings.push(`the stream now (${identity.streamArn}, created ${iso(identity.createdMs)}) is not the one these checkpoints belong to (${bootstrap.streamArn}, created ${iso(bootstrap.streamCreatedMs)}): the spout refuses to read it`);

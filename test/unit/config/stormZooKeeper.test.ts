@@ -1,4 +1,4 @@
-import { loadConfig } from '../../../src/config/config';
+import { loadConfig, zooKeeperOptions } from '../../../src/config/config';
 import { startNotes } from '../../../src/config/startNotes';
 import { isGeneratedPayload, stormTopologyAuth, stormZooKeeperConnect } from '../../../src/config/stormZooKeeper';
 
@@ -81,5 +81,33 @@ describe('applicationName', () => {
   it('says nothing of the kind when it is set', () => {
     const notes = startNotes(loadConfig({ 'topology.name': 'topo', 'kinesis.spout': { ...spout, zookeeper: { connect: 'z:1' } } }));
     expect(notes.some((n) => n.message.includes('applicationName is not set'))).toBe(false);
+  });
+});
+
+describe('zooKeeperOptions (one session setup for the spout and the tools)', () => {
+  const zk = { connect: 'zk:2181', root: '/ks', sessionTimeoutMs: 5_000 };
+  it('protects nodes below the root when the credentials are fixed ones', () => {
+    const config = loadConfig({ 'kinesis.spout': { ...spout, zookeeper: { ...zk, auth: { scheme: 'digest', payload: 'u:p' } } } });
+    expect(zooKeeperOptions(config)).toEqual({ connect: 'zk:2181', sessionTimeoutMs: 5_000, auth: { scheme: 'digest', payload: 'u:p' }, creatorOnlyBelow: '/ks' });
+  });
+
+  it('authenticates with a payload StormSubmitter generated, but protects nothing with it', () => {
+    const config = loadConfig({ 'storm.zookeeper.topology.auth.scheme': 'digest', 'storm.zookeeper.topology.auth.payload': '123:-456', 'kinesis.spout': { ...spout, zookeeper: zk } });
+    expect(zooKeeperOptions(config)).toEqual({ connect: 'zk:2181', sessionTimeoutMs: 5_000, auth: { scheme: 'digest', payload: '123:-456' }, creatorOnlyBelow: undefined });
+  });
+});
+
+describe("Storm's ZooKeeper settings the spout does not use", () => {
+  it('are not checked when kinesis.spout sets its own ensemble and credentials (a SASL-secured Storm, IPv6 servers)', () => {
+    const storm = { 'storm.zookeeper.servers': ['::1'], 'storm.zookeeper.topology.auth.scheme': 'sasl', 'storm.zookeeper.topology.auth.payload': 'x' };
+    const own = { ...spout, zookeeper: { connect: 'zk:2181', auth: { scheme: 'digest', payload: 'u:p' } } };
+    const config = loadConfig({ ...storm, 'kinesis.spout': own });
+    expect(config.zookeeper.connect).toBe('zk:2181');
+    expect(config.origins.zookeeperAuth).toBe('kinesis.spout.zookeeper.auth');
+  });
+
+  it('are checked, by name, when the spout would use them', () => {
+    expect(() => loadConfig({ 'storm.zookeeper.servers': ['zk'], 'storm.zookeeper.topology.auth.scheme': 'sasl', 'kinesis.spout': spout })).toThrow(/storm.zookeeper.topology.auth.scheme = "sasl"/);
+    expect(() => loadConfig({ 'storm.zookeeper.servers': 'zk', 'kinesis.spout': spout })).toThrow(/storm.zookeeper.servers = "zk"/);
   });
 });

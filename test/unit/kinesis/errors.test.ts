@@ -1,4 +1,4 @@
-import { kinesisProblem } from '../../../src/kinesis/errors';
+import { isThrottling, kinesisProblem } from '../../../src/kinesis/errors';
 
 const named = (name: string) => Object.assign(new Error(name), { name });
 
@@ -15,5 +15,15 @@ describe('kinesisProblem', () => {
     expect(kinesisProblem(named('ProvisionedThroughputExceededException'), 's')).toMatchObject({ transient: true, reportAfter: 5 });
     expect(kinesisProblem(named('InternalFailure'), 's').reportAfter).toBeGreaterThan(1);
     expect(kinesisProblem(named('ResourceNotFoundException'), 's').reportAfter).toBeGreaterThan(1);
+  });
+});
+
+describe('isThrottling (counted as throttledCalls, logged at debug by the reader)', () => {
+  it('tells throttling, of Kinesis or of KMS behind it, from other errors', () => {
+    expect(isThrottling({ name: 'ProvisionedThroughputExceededException' })).toBe(true);
+    expect(isThrottling({ name: 'LimitExceededException' })).toBe(true);
+    expect(isThrottling({ name: 'KMSThrottlingException' })).toBe(true);
+    expect(isThrottling({ name: 'ExpiredIteratorException' })).toBe(false);
+    expect(isThrottling(undefined)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { isThrottling, METRIC_KEYS, ProcessCounter, ShardCounter, SpoutMetrics, viewOf, type ProcessView } from '../../../src/spout/metrics';
+import { METRIC_KEYS, ProcessCounter, ShardCounter, SpoutMetrics, viewOf, type ProcessView } from '../../../src/spout/metrics';
 
 function view(shards: Record<string, number>, extra: Partial<ProcessView> = {}): ProcessView {
   return { shards: Object.entries(shards).map(([shardId, inFlight]) => ({ shardId, inFlight })), recordsInMemory: 0, bytesInMemory: 0, zookeeperConnected: true, ...extra };
@@ -97,13 +97,6 @@ describe('SpoutMetrics', () => {
       bytesInMemory: 90,
       zookeeperConnected: true,
     });
-  });
-
-  it('tells throttling from other errors', () => {
-    expect(isThrottling({ name: 'ProvisionedThroughputExceededException' })).toBe(true);
-    expect(isThrottling({ name: 'LimitExceededException' })).toBe(true);
-    expect(isThrottling({ name: 'ExpiredIteratorException' })).toBe(false);
-    expect(isThrottling(undefined)).toBe(false);
   });
 });
 

@@ -7,7 +7,7 @@ import { compareAfter, isAhead, isPosition, type Position } from '../../../src/c
 import { CoordinationStore } from '../../../src/coordination/store';
 import type { NodeData, ZooKeeper } from '../../../src/coordination/zooKeeper';
 import { hashKeyOf } from '../../../src/kinesis/aggregation';
-import { messageId, parseMessageId, type KinesisRecord } from '../../../src/kinesis/records';
+import { messageId, messageIdOfKey, parseMessageId, type KinesisRecord } from '../../../src/kinesis/records';
 import { fetchRoom } from '../../../src/spout/memory';
 import { OwnedShard } from '../../../src/spout/ownedShard';
 import { kplAggregate } from '../../helpers/kpl';
@@ -33,6 +33,8 @@ describe('message ids', () => {
     expect(messageId('shardId-000000000001', '4962')).toBe('shardId-000000000001:4962');
     expect(parseMessageId('shardId-000000000001:4962:7')).toEqual({ shardId: 'shardId-000000000001', sequenceNumber: '4962', subSequence: 7, key: '4962:7' });
     expect(parseMessageId('shardId-000000000001:4962')).toEqual({ shardId: 'shardId-000000000001', sequenceNumber: '4962', key: '4962' });
+    // A record's key in its shard's in-flight records gives its message id back (what late outcomes are expected by).
+    expect(messageIdOfKey('shardId-000000000001', parseMessageId('shardId-000000000001:4962:7')!.key)).toBe('shardId-000000000001:4962:7');
     for (const bad of ['s:1:07', 's:1:-1', 's:1:', 's:x', 's:1:2:3', 's:1:1e3', 's:1:12345678901', 42, null]) expect(parseMessageId(bad)).toBeUndefined();
   });
 

@@ -79,6 +79,12 @@ describe('planReset', () => {
     expect(plan.unchanged[2].why).toContain('closed before the application\'s first start with initialPosition LATEST');
   });
 
+  it('moves a checkpoint that stopped inside a KPL aggregate to after the whole record named (not "already there")', () => {
+    const inside: Position = { kind: 'AFTER', sequenceNumber: '42', subSequence: 3 };
+    const plan = planReset(facts([node('a')], { a: inside }), { kind: 'AFTER', sequenceNumber: '42' }, ['a'], NOW);
+    expect(plan.changes.map((c) => [c.from, c.to])).toEqual([[inside, after('42')]]);
+  });
+
   it('removes ended markers too, and reports every lease held', () => {
     const f = facts([node('p', [], true), node('c', ['p'])], { p: after('9') }, { ended: ['p'], leases: { p: 'task0-h-1-abc' } });
     const plan = planReset(f, { kind: 'TRIM_HORIZON' }, ['p'], NOW);

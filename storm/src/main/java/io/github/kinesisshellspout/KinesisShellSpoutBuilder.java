@@ -51,7 +51,11 @@ public final class KinesisShellSpoutBuilder {
         return set("initialPosition", initialPosition);
     }
 
-    /** {@code zookeeper.connect}: {@code host:port[,host:port...][/chroot]}. */
+    /**
+     * {@code zookeeper.connect}: {@code host:port[,host:port...][/chroot]}. Optional: without it the spout
+     * uses Storm's own ZooKeeper ({@code storm.zookeeper.servers} and {@code storm.zookeeper.port}).
+     * Credentials: {@code set("zookeeper.auth", Map.of("scheme", "digest", "payload", "user:password"))}.
+     */
     public KinesisShellSpoutBuilder zookeeper(String connect) {
         return set("zookeeper.connect", connect);
     }

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The spout's command-line tools from the jar, for hosts that have the topology jar and Node.js but not
@@ -21,6 +22,8 @@ import java.util.List;
  */
 public final class KinesisSpoutTool {
     static final String RESOURCE = "/resources/" + KinesisShellSpout.SCRIPT;
+    /** What the script runs as a tool; anything else it runs as the spout, waiting for Storm on stdin. */
+    static final Set<String> COMMANDS = Set.of("status", "reset", "help");
 
     private KinesisSpoutTool() {
     }
@@ -31,7 +34,14 @@ public final class KinesisSpoutTool {
         try {
             Path script = extract(dir);
             String node = System.getenv().getOrDefault("KINESIS_SPOUT_NODE", "node");
-            code = run(node, script, args);
+            if (isToolCommand(args)) {
+                code = run(node, script, args);
+            } else {
+                // Without a command the script would be the spout, waiting for Storm's handshake on this terminal.
+                System.err.println("kinesis-spout: expected a command, status or reset (the spout itself is run by Storm)");
+                run(node, script, new String[] {"--help"});
+                code = 2;
+            }
         } catch (IOException e) {
             System.err.println("kinesis-spout: " + e.getMessage());
             code = 1;
@@ -39,6 +49,11 @@ public final class KinesisSpoutTool {
             deleteQuietly(dir);
         }
         System.exit(code);
+    }
+
+    /** A tool's command line: {@code status}, {@code reset}, {@code help} or a flag such as {@code --help}. */
+    static boolean isToolCommand(String[] args) {
+        return args.length > 0 && (COMMANDS.contains(args[0]) || args[0].startsWith("-"));
     }
 
     /** Copies the bundled script into {@code dir}; fails naming the resource if this jar lacks it. */

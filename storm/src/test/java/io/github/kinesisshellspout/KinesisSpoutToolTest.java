@@ -2,6 +2,7 @@ package io.github.kinesisshellspout;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -34,5 +35,16 @@ class KinesisSpoutToolTest {
     void aMissingNodeIsNamed(@TempDir Path dir) {
         IOException e = assertThrows(IOException.class, () -> KinesisSpoutTool.run("/nonexistent/node", dir.resolve("x.cjs"), new String[0]));
         assertTrue(e.getMessage().contains("KINESIS_SPOUT_NODE"), e.getMessage());
+    }
+
+    @Test
+    void onlyAToolCommandLineReachesTheScript() {
+        assertTrue(KinesisSpoutTool.isToolCommand(new String[] {"status", "--config", "c.json"}));
+        assertTrue(KinesisSpoutTool.isToolCommand(new String[] {"reset"}));
+        assertTrue(KinesisSpoutTool.isToolCommand(new String[] {"--help"}));
+        // Nothing, or a config file, would start the spout itself, waiting for Storm on the terminal.
+        assertFalse(KinesisSpoutTool.isToolCommand(new String[0]));
+        assertFalse(KinesisSpoutTool.isToolCommand(new String[] {"conf.json"}));
+        assertFalse(KinesisSpoutTool.isToolCommand(new String[] {"stauts"}));
     }
 }
