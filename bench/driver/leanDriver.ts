@@ -86,11 +86,12 @@ function run(spec: DriverSpec): DriverResult {
   /** One `next` and an ack round trip per tuple it emitted; false when it emitted nothing. */
   const cycle = (): boolean => {
     ids.length = 0;
-    send('{"command":"next"}\nend\n');
+    // Byte for byte what ShellSpout writes (json-simple puts `id` first).
+    send('{"id":"","command":"next"}\nend\n');
     readReply(ids, 'sync');
     commands += 1;
     for (const id of ids) {
-      send(`{"command":"ack","id":${id}}\nend\n`);
+      send(`{"id":${id},"command":"ack"}\nend\n`);
       readReply(undefined, 'sync');
     }
     commands += ids.length;

@@ -13,6 +13,10 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { Worker } from 'node:worker_threads';
+import { SYNC_FRAME } from './protocol';
+
+/** The reply to most commands (every ack), encoded once. */
+const SYNC_BYTES = Buffer.from(SYNC_FRAME);
 
 /** Longest run of commands answered without giving the event loop a turn. */
 const SLICE_MS = 5;
@@ -144,6 +148,10 @@ export class StormStdio {
   write(text: string, reply: boolean): void {
     if (reply && this.direct && process.stdout.writableLength === 0) {
       try {
+        if (text === SYNC_FRAME) {
+          for (let offset = 0; offset < SYNC_BYTES.length; ) offset += writeSync(this.direct.stdout, SYNC_BYTES, offset);
+          return;
+        }
         // A blocking pipe write takes it all (short only if a signal cuts in): encode only then.
         const written = writeSync(this.direct.stdout, text);
         if (written < Buffer.byteLength(text)) {
