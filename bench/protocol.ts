@@ -111,6 +111,8 @@ export interface ProtocolFigures {
 export interface ProtocolOptions {
   rounds: number;
   seconds: number;
+  /** Measured from this long after the first tuple. */
+  warmupSeconds: number;
   payloads: number[];
   regimes: Regime[];
   responders: Responder[];
@@ -141,15 +143,14 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, options: 
           const order = responders.map((_, i) => responders[(i + round) % responders.length]);
           for (const responder of order) {
             const isSpout = responder.startsWith('spout');
-            const conf = isSpout
-              ? benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${regime}-${payload}-${round}-${responder}`, {
-                  maxEmitPerNext: BATCH,
-                  maxRecordsPerRequest: 10_000,
-                  shardBufferSize: 20_000,
-                  maxRecordsInMemory: 100_000,
-                  directStdio: responder !== 'spoutLoop',
-                })
-              : {};
+            // One shard needs room for what it reads at this rate. 64 run on the defaults but for the memory
+            // cap: 20,000 records leave each shard 312, which at this rate run dry between the 5 reads a
+            // second a shard is allowed (`next` then emits nothing and Storm waits).
+            const settings =
+              responder === 'spout64'
+                ? { maxEmitPerNext: BATCH, maxRecordsInMemory: 100_000 }
+                : { maxEmitPerNext: BATCH, maxRecordsPerRequest: 10_000, shardBufferSize: 20_000, maxRecordsInMemory: 100_000, directStdio: responder !== 'spoutLoop' };
+            const conf = isSpout ? benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${regime}-${payload}-${round}-${responder}`, settings) : {};
             const env: Record<string, string> = {
               PAYLOAD_BYTES: String(payload),
               CEILING_BATCH: String(BATCH),
@@ -159,7 +160,7 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, options: 
               // Only one shard needs more than Kinesis's pacing allows; 64 read within it (and within the memory caps).
               SYNTHETIC_RECORDS_PER_CALL: responder === 'spout64' ? '0' : String(SYNTHETIC_RECORDS_PER_CALL),
             };
-            const result = await drive(driver, { script: scriptOf[responder], env, conf, startTimeoutMs: 30_000, warmupSeconds: 1, seconds: options.seconds, windowMs: 100 });
+            const result = await drive(driver, { script: scriptOf[responder], env, conf, startTimeoutMs: 30_000, warmupSeconds: options.warmupSeconds, seconds: options.seconds, windowMs: 100 });
             runs.get(responder)!.push(result);
             log(
               `protocol ${regime} ${payload} B round ${round + 1} ${responder}: ${Math.round(result.tuplesPerSecond)} tuples/s ` +

@@ -1,4 +1,10 @@
-/** The benchmark report's shape, and the README section made from it. */
+/**
+ * The benchmark report's shape, and the README section made from it. Run directly,
+ * `npx tsx bench/report.ts <result.json>...` regenerates the section from those results, each section
+ * taken from the last file that has it (a partial run on top of an earlier full one).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
 import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
@@ -93,4 +99,15 @@ export function renderReadme(readme: string, report: Report): string {
   const end = readme.indexOf(END);
   if (start < 0 || end < 0) return readme;
   return `${readme.slice(0, start)}${START}\n${sections(report).join('\n')}\n${END}${readme.slice(end + END.length)}`;
+}
+
+if (require.main === module) {
+  const files = process.argv.slice(2);
+  if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
+  const merged = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report).reduce((a, b) => ({ ...a, ...b }));
+  // Figures from before the lean driver have another shape: only the current one is rendered.
+  if (merged.protocol && !merged.protocol.every((p) => 'regime' in p)) delete merged.protocol;
+  const readme = join(__dirname, '../README.md');
+  writeFileSync(readme, renderReadme(readFileSync(readme, 'utf8'), merged));
+  process.stdout.write(`README benchmark section regenerated from ${files.join(', ')}\n`);
 }

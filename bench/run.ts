@@ -20,7 +20,8 @@ import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const SECTIONS = (process.env.BENCH_SECTIONS ?? 'protocol,reshard,failover,latency,cost,throughput').split(',');
+const ALL_SECTIONS = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput'];
+const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
         {
           rounds: Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5)),
           seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5)),
+          warmupSeconds: QUICK ? 0.5 : 1,
           payloads: list('BENCH_PAYLOADS', QUICK ? '100' : '100,1024').map(Number),
           regimes: regimes as Regime[],
           responders: responders as Responder[],
@@ -87,10 +89,12 @@ async function main(): Promise<void> {
   const file = join(ROOT, `bench/results/${report.date.slice(0, 19).replace(/:/g, '-')}${QUICK ? '-quick' : ''}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`wrote ${file}`);
-  if (!QUICK) {
+  if (!QUICK && ALL_SECTIONS.every((s) => SECTIONS.includes(s))) {
     const readme = join(ROOT, 'README.md');
     writeFileSync(readme, renderReadme(readFileSync(readme, 'utf8'), report));
     log('README benchmark section regenerated');
+  } else if (!QUICK) {
+    log(`some sections only: README left alone (npx tsx bench/report.ts <older full result> ${file} merges them into it)`);
   }
 }
 
