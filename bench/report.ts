@@ -16,6 +16,8 @@ export interface Report {
   node: string;
   commit: string;
   quick: boolean;
+  /** Said under the heading (which sections came from an earlier run, when results were merged). */
+  notes?: string[];
   protocol?: ProtocolFigures[];
   reshard?: ReshardFigures;
   failover?: FailoverFigures;
@@ -33,6 +35,7 @@ const ms = (s: Summary) => `${Math.round(s.median)} ms (${Math.round(s.min)}–$
 
 function sections(r: Report): string[] {
   const out = [`Measured ${r.date.slice(0, 10)} on ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGiB} GiB, Node ${r.node}, commit ${r.commit}: medians (min–max, n runs).`, ''];
+  for (const note of r.notes ?? []) out.push(note, '');
   if (r.protocol) {
     out.push(
       '**Protocol** (the lean driver: raw frames over pipes, every ack a round trip waiting for its sync, from 1 s after the first tuple; ' +
@@ -104,7 +107,16 @@ export function renderReadme(readme: string, report: Report): string {
 if (require.main === module) {
   const files = process.argv.slice(2);
   if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
-  const merged = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report).reduce((a, b) => ({ ...a, ...b }));
+  const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
+  const merged = reports.reduce((a, b) => ({ ...a, ...b }));
+  const sections = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput'] as const;
+  /** The report each section is taken from: the last that has it. */
+  const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);
+  const latest = reports[reports.length - 1];
+  const older = sections.filter((key) => merged[key] !== undefined && sourceOf(key) !== latest);
+  const bySource = new Map<Report, string[]>();
+  for (const key of older) bySource.set(sourceOf(key)!, [...(bySource.get(sourceOf(key)!) ?? []), key]);
+  merged.notes = [...bySource].map(([from, keys]) => `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`);
   // Figures from before the lean driver have another shape: only the current one is rendered.
   if (merged.protocol && !merged.protocol.every((p) => 'regime' in p)) delete merged.protocol;
   const readme = join(__dirname, '../README.md');
