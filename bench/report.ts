@@ -116,7 +116,7 @@ if (require.main === module) {
   const older = sections.filter((key) => merged[key] !== undefined && sourceOf(key) !== latest);
   const bySource = new Map<Report, string[]>();
   for (const key of older) bySource.set(sourceOf(key)!, [...(bySource.get(sourceOf(key)!) ?? []), key]);
-  merged.notes = [...bySource].map(([from, keys]) => `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`);
+  merged.notes = [...(latest.notes ?? []), ...[...bySource].map(([from, keys]) => `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`)];
   // Figures from before the lean driver have another shape: only the current one is rendered.
   if (merged.protocol && !merged.protocol.every((p) => 'regime' in p)) delete merged.protocol;
   const readme = join(__dirname, '../README.md');

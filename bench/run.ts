@@ -3,7 +3,7 @@
  * the README's benchmark section regenerated from them. BENCH_SECTIONS=protocol,reshard,... picks some;
  * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted). The protocol section's runs:
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
- * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop.
+ * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
@@ -46,6 +46,8 @@ async function main(): Promise<void> {
     node: process.version,
     commit: execSync('git rev-parse --short HEAD', { cwd: ROOT }).toString().trim(),
     quick: QUICK,
+    // What the figures cannot say themselves (a shared machine, a shortened run).
+    ...(process.env.BENCH_NOTE ? { notes: [process.env.BENCH_NOTE] } : {}),
   };
   try {
     const has = (section: string) => SECTIONS.includes(section);
