@@ -92,6 +92,8 @@ export interface ResponderFigures {
   userCpuMicrosPerTuple: Summary;
   rssMiB: Summary;
   driverCpuMicrosPerTuple: Summary;
+  /** `next`s answered with nothing, per second (the responder had no record ready: a source run dry). */
+  emptyNextsPerSecond: Summary;
 }
 
 export interface ProtocolFigures {
@@ -193,6 +195,7 @@ function summarizeRuns(regime: Regime, payload: number, runs: Map<Responder, Dri
       userCpuMicrosPerTuple: of(list, (r) => r.responderUserMicrosPerTuple),
       rssMiB: of(list, (r) => r.rssMiB),
       driverCpuMicrosPerTuple: of(list, (r) => r.driverCpuMicrosPerTuple),
+      emptyNextsPerSecond: of(list, (r) => r.emptyNexts / r.seconds),
     };
   }
   const spout = runs.get('spout');

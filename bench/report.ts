@@ -65,6 +65,8 @@ function sections(r: Report): string[] {
           );
         }
       }
+      const dry = ofRegime.flatMap((p) => RESPONDERS.filter((n) => (p.responders[n]?.emptyNextsPerSecond?.median ?? 0) > 0).map((n) => `${names[n]} at ${p.payloadBytes} B (${Math.round(p.responders[n]!.emptyNextsPerSecond.median)}/s)`));
+      if (dry.length) out.push('', `\`next\` answered with nothing (the source ran dry): ${dry.join('; ')}.`);
       out.push('', '| payload | spout throughput vs storm.js | spout CPU per tuple vs storm.js | driver\'s own ceiling (1 / its CPU per tuple, against the ceiling process) | driver\'s ceiling over the spout\'s throughput |', '|---|---|---|---|---|');
       for (const p of ofRegime) {
         const vs = p.spoutToStormjs;
