@@ -167,7 +167,7 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, options: 
             log(
               `protocol ${regime} ${payload} B round ${round + 1} ${responder}: ${Math.round(result.tuplesPerSecond)} tuples/s ` +
                 `(fast ${Math.round(result.fast.tuplesPerSecond)}, slow ${Math.round(result.slow.tuplesPerSecond)} for ${Math.round(result.slow.share * 100)} %), ` +
-                `${result.responderCpuMicrosPerTuple.toFixed(1)} us CPU/tuple (user ${result.responderUserMicrosPerTuple.toFixed(1)}), ${result.rssMiB} MiB; driver ${result.driverCpuMicrosPerTuple.toFixed(1)} us/tuple`,
+                `${result.responderCpuMicrosPerTuple.toFixed(1)} us CPU/tuple (user ${result.responderUserMicrosPerTuple.toFixed(1)}), ${result.rssMiB} MiB, ${result.emptyNexts} empty nexts; driver ${result.driverCpuMicrosPerTuple.toFixed(1)} us/tuple`,
             );
           }
         }
