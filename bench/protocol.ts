@@ -1,18 +1,33 @@
 /**
- * Protocol throughput and CPU per tuple: the spout (real process, real ZooKeeper, synthetic record source)
- * beside the ceiling (a process that only answers the protocol), on the same Storm-shaped driver (every
- * ack a round trip waiting for its sync), alternating in one run.
+ * The protocol at full speed: responders driven by the lean driver (bench/driver/) as ShellSpout drives a
+ * spout (every ack a round trip waiting for its sync), alternating within each round, in two regimes:
+ * CPUs idle, and both CPUs kept busy by `nice -n 19` busy loops (on this VM a wake-up is slow while CPUs
+ * idle, as on a quiet host; a loaded worker host looks like the busy regime).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { build } from 'esbuild';
 import { existsSync, mkdirSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, cpuMicros, peakRssMiB, summarize, type Summary } from './lib';
+import type { DriverResult, DriverSpec } from './driver/spec';
+import { benchConf, summarize, type Summary } from './lib';
 
 const BATCH = 100;
 const STORM_VERSION = '2.8.1';
+/** A synthetic shard returns this many records per call, more than Kinesis allows (see syntheticKinesis). */
+const SYNTHETIC_RECORDS_PER_CALL = 20_000;
+
+export const Regime = { Idle: 'idle', Busy: 'busy' } as const;
+export type Regime = (typeof Regime)[keyof typeof Regime];
+
+/**
+ * `ceiling`: a process that only answers the protocol, through Node's event loop. `floor`: the same with
+ * blocking pipe I/O and no event loop. `stormjs`: Storm's own library emitting the same tuples. `spout`,
+ * `spout64`: the real spout on 1 and 64 synthetic shards; `spoutLoop`: 1 shard, `directStdio: false`.
+ */
+export const RESPONDERS = ['ceiling', 'floor', 'stormjs', 'spout', 'spout64', 'spoutLoop'] as const;
+export type Responder = (typeof RESPONDERS)[number];
 
 /** storm.js from Maven Central (org.apache.storm:multilang-javascript), unpacked under bench/.build. */
 function fetchStormJs(root: string): string | undefined {
@@ -29,136 +44,178 @@ function fetchStormJs(root: string): string | undefined {
   }
 }
 
-export interface Run {
-  tuplesPerSecond: number;
-  cpuMicrosPerTuple: number;
-  peakRssMiB: number;
-}
-
-export async function buildSyntheticSpout(root: string): Promise<string> {
-  const outfile = join(root, 'bench/.build/synthetic-spout.js');
-  await build({ entryPoints: [join(root, 'bench/syntheticSpout.ts')], outfile, bundle: true, platform: 'node', target: 'node18', logLevel: 'warning' });
+async function bundle(root: string, entry: string, out: string): Promise<string> {
+  const outfile = join(root, 'bench/.build', out);
+  await build({ entryPoints: [join(root, entry)], outfile, bundle: true, platform: 'node', target: 'node18', logLevel: 'warning' });
   return outfile;
 }
 
-/** Pumps `script` for `seconds` after a warm-up, acking every tuple; throughput, CPU and memory of the process. */
-export async function measureProcess(script: string, conf: Record<string, unknown>, env: Record<string, string>, seconds: number): Promise<Run> {
-  const driver = await StormDriver.start({ script, conf, keepHistory: false, env });
-  try {
-    let acked = 0;
-    const onEmit = async (emit: { id: string }) => {
-      await driver.ack(emit.id);
-      acked += 1;
-    };
-    if (!(await driver.pump(() => acked > 0, { timeoutMs: 30_000, onEmit }))) throw new Error(`no tuple from ${script}\n${driver.logText()}`);
-    const warm = Date.now() + 1_000;
-    await driver.pump(() => Date.now() > warm, { onEmit });
-    const cpu0 = cpuMicros(driver.pid);
-    const count0 = acked;
-    const t0 = performance.now();
-    const end = Date.now() + seconds * 1_000;
-    await driver.pump(() => Date.now() > end, { timeoutMs: seconds * 1_000 + 5_000, onEmit });
-    const elapsed = (performance.now() - t0) / 1_000;
-    const tuples = acked - count0;
-    return { tuplesPerSecond: Math.round(tuples / elapsed), cpuMicrosPerTuple: Math.round((cpuMicros(driver.pid) - cpu0) / tuples), peakRssMiB: peakRssMiB(driver.pid) };
-  } finally {
-    await driver.stop(3_000);
-  }
+/** Two busy loops at the lowest priority: they take only CPU time nothing else wants. */
+export function startBusyLoops(): () => void {
+  const loops: ChildProcess[] = Array.from({ length: cpus().length }, () => spawn('nice', ['-n', '19', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }));
+  return () => {
+    for (const loop of loops) loop.kill('SIGKILL');
+  };
 }
 
-/**
- * `floor` is the ceiling with blocking reads and writes and no event loop: the least CPU a round trip
- * costs on this machine. `spoutLoop` is the spout with `directStdio: false`.
- */
-type Target = 'ceiling' | 'floor' | 'stormjs' | 'spout' | 'spoutLoop';
+/** One driver run in its own process; killed with its responder if it overruns. */
+function drive(driver: string, spec: DriverSpec): Promise<DriverResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [driver, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (t: string) => (stdout += t));
+    child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
+    const limit = spec.startTimeoutMs + (spec.warmupSeconds + spec.seconds) * 1000 + 10_000;
+    const timer = setTimeout(() => {
+      const responder = /responder pid (\d+)/.exec(stderr)?.[1];
+      if (responder) process.kill(Number(responder), 'SIGKILL');
+      child.kill('SIGKILL');
+    }, limit);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(JSON.parse(stdout) as DriverResult);
+      else reject(new Error(`lean driver on ${spec.script} failed (${code}): ${stderr.trim()}`));
+    });
+  });
+}
 
-export interface TargetFigures {
+export interface ResponderFigures {
   tuplesPerSecond: Summary;
-  cpuMicrosPerTuple: Summary;
-  /** Throughput as a share of the ceiling's, round by round. */
+  fastTuplesPerSecond: Summary;
+  slowTuplesPerSecond: Summary;
+  /** Share of the time in the slow phase. */
+  slowShare: Summary;
+  /** Throughput over the ceiling's in the same round. */
   toCeiling: Summary;
+  cpuMicrosPerTuple: Summary;
+  userCpuMicrosPerTuple: Summary;
+  rssMiB: Summary;
+  driverCpuMicrosPerTuple: Summary;
+  /** `next`s answered with nothing, per second (the responder had no record ready: a source run dry). */
+  emptyNextsPerSecond: Summary;
 }
 
 export interface ProtocolFigures {
+  regime: Regime;
   payloadBytes: number;
-  ceiling: TargetFigures;
-  floor: TargetFigures;
-  stormjs?: TargetFigures;
-  spout: TargetFigures;
-  spoutLoop: TargetFigures;
-  /** The spout's CPU per tuple over storm.js's, round by round (below 1: the spout is cheaper). */
-  spoutCpuToStormjs?: Summary;
-  /** The spout's CPU per tuple with direct stdio over without, round by round. */
-  directCpuToLoop: Summary;
+  responders: Partial<Record<Responder, ResponderFigures>>;
+  /** The spout (1 shard) against storm.js, round by round: throughput ratio and CPU-per-tuple ratio. */
+  spoutToStormjs?: { throughput: Summary; cpuPerTuple: Summary };
+  /**
+   * The driver's own ceiling: 1e6 over its CPU time per tuple while driving the ceiling process, the most
+   * it could drive; and that over the spout's throughput (it must be at least 2 for the figures to be the
+   * responders', not the driver's).
+   */
+  driver: { capacityTuplesPerSecond: Summary; toSpout?: Summary };
 }
 
-export async function protocolBench(root: string, zk: ZooKeeperServer, rounds: number, seconds: number, log: (line: string) => void): Promise<ProtocolFigures[]> {
-  const stormJs = fetchStormJs(root);
-  if (!stormJs) log('storm.js could not be fetched from Maven Central: measuring without it');
-  const spout = await buildSyntheticSpout(root);
-  const scripts: Partial<Record<Target, string>> = {
+export interface ProtocolOptions {
+  rounds: number;
+  seconds: number;
+  /** Measured from this long after the first tuple. */
+  warmupSeconds: number;
+  payloads: number[];
+  regimes: Regime[];
+  responders: Responder[];
+}
+
+export async function protocolBench(root: string, zk: ZooKeeperServer, options: ProtocolOptions, log: (line: string) => void): Promise<ProtocolFigures[]> {
+  const stormJs = options.responders.includes('stormjs') ? fetchStormJs(root) : undefined;
+  if (options.responders.includes('stormjs') && !stormJs) log('storm.js could not be fetched from Maven Central: measuring without it');
+  const driver = await bundle(root, 'bench/driver/leanDriver.ts', 'lean-driver.js');
+  const spout = await bundle(root, 'bench/syntheticSpout.ts', 'synthetic-spout.js');
+  const responders = options.responders.filter((r) => r !== 'stormjs' || stormJs);
+  const scriptOf: Record<Responder, string> = {
     ceiling: join(root, 'bench/ceiling.mjs'),
     floor: join(root, 'bench/ceiling.mjs'),
+    stormjs: join(root, 'bench/stormjsSpout.js'),
     spout,
+    spout64: spout,
     spoutLoop: spout,
-    ...(stormJs ? { stormjs: join(root, 'bench/stormjsSpout.js') } : {}),
   };
-  const targets = Object.keys(scripts) as Target[];
   const figures: ProtocolFigures[] = [];
-  for (const payload of [100, 1024]) {
-    const runs: Record<Target, Run[]> = { ceiling: [], floor: [], stormjs: [], spout: [], spoutLoop: [] };
-    for (let round = 0; round < rounds; round += 1) {
-      // A different order each round, so drift in the machine's load does not favour one target.
-      const order = targets.map((_, i) => targets[(i + round) % targets.length]);
-      for (const target of order) {
-        const conf = benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${payload}-${round}-${target}`, {
-          maxEmitPerNext: BATCH,
-          maxRecordsPerRequest: 10_000,
-          shardBufferSize: 20_000,
-          maxRecordsInMemory: 100_000,
-          directStdio: target !== 'spoutLoop',
-        });
-        const env = { PAYLOAD_BYTES: String(payload), CEILING_BATCH: String(BATCH), STORM_JS: stormJs ?? '', CEILING_IO: target === 'floor' ? 'blocking' : 'events' };
-        const run = await measureProcess(scripts[target]!, conf, env, seconds);
-        runs[target].push(run);
-        log(`protocol ${payload} B round ${round + 1} ${target}: ${run.tuplesPerSecond} tuples/s, ${run.cpuMicrosPerTuple} us CPU/tuple`);
+  for (const regime of options.regimes) {
+    const stopLoops = regime === Regime.Busy ? startBusyLoops() : () => undefined;
+    try {
+      for (const payload of options.payloads) {
+        const runs = new Map<Responder, DriverResult[]>(responders.map((r) => [r, []]));
+        for (let round = 0; round < options.rounds; round += 1) {
+          // A different order each round, so drift in the machine's load does not favour one responder.
+          const order = responders.map((_, i) => responders[(i + round) % responders.length]);
+          for (const responder of order) {
+            const isSpout = responder.startsWith('spout');
+            // One shard needs room for what it reads at this rate. 64 run on the defaults but for the memory
+            // cap: 20,000 records leave each shard 312, which at this rate run dry between the 5 reads a
+            // second a shard is allowed (`next` then emits nothing and Storm waits).
+            const settings =
+              responder === 'spout64'
+                ? { maxEmitPerNext: BATCH, maxRecordsInMemory: 100_000 }
+                : { maxEmitPerNext: BATCH, maxRecordsPerRequest: 10_000, shardBufferSize: 20_000, maxRecordsInMemory: 100_000, directStdio: responder !== 'spoutLoop' };
+            const conf = isSpout ? benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${regime}-${payload}-${round}-${responder}`, settings) : {};
+            const env: Record<string, string> = {
+              PAYLOAD_BYTES: String(payload),
+              CEILING_BATCH: String(BATCH),
+              CEILING_IO: responder === 'floor' ? 'blocking' : 'events',
+              STORM_JS: stormJs ?? '',
+              SYNTHETIC_SHARDS: responder === 'spout64' ? '64' : '1',
+              // Only one shard needs more than Kinesis's pacing allows; 64 read within it (and within the memory caps).
+              SYNTHETIC_RECORDS_PER_CALL: responder === 'spout64' ? '0' : String(SYNTHETIC_RECORDS_PER_CALL),
+            };
+            const result = await drive(driver, { script: scriptOf[responder], env, conf, startTimeoutMs: 30_000, warmupSeconds: options.warmupSeconds, seconds: options.seconds, windowMs: 100 });
+            runs.get(responder)!.push(result);
+            log(
+              `protocol ${regime} ${payload} B round ${round + 1} ${responder}: ${Math.round(result.tuplesPerSecond)} tuples/s ` +
+                `(fast ${Math.round(result.fast.tuplesPerSecond)}, slow ${Math.round(result.slow.tuplesPerSecond)} for ${Math.round(result.slow.share * 100)} %), ` +
+                `${result.responderCpuMicrosPerTuple.toFixed(1)} us CPU/tuple (user ${result.responderUserMicrosPerTuple.toFixed(1)}), ${result.rssMiB} MiB, ${result.emptyNexts} empty nexts; driver ${result.driverCpuMicrosPerTuple.toFixed(1)} us/tuple`,
+            );
+          }
+        }
+        figures.push(summarizeRuns(regime, payload, runs));
       }
+    } finally {
+      stopLoops();
     }
-    // Ratios are taken within a round (the runs side by side), then summarized.
-    const cpuRatio = (a: Run[], b: Run[]) => summarize(a.map((r, i) => r.cpuMicrosPerTuple / b[i].cpuMicrosPerTuple));
-    const figuresOf = (list: Run[]): TargetFigures => ({
-      tuplesPerSecond: summarize(list.map((r) => r.tuplesPerSecond)),
-      cpuMicrosPerTuple: summarize(list.map((r) => r.cpuMicrosPerTuple)),
-      toCeiling: summarize(list.map((r, i) => r.tuplesPerSecond / runs.ceiling[i].tuplesPerSecond)),
-    });
-    figures.push({
-      payloadBytes: payload,
-      ceiling: figuresOf(runs.ceiling),
-      floor: figuresOf(runs.floor),
-      spout: figuresOf(runs.spout),
-      spoutLoop: figuresOf(runs.spoutLoop),
-      directCpuToLoop: cpuRatio(runs.spout, runs.spoutLoop),
-      ...(stormJs ? { stormjs: figuresOf(runs.stormjs), spoutCpuToStormjs: cpuRatio(runs.spout, runs.stormjs) } : {}),
-    });
   }
   return figures;
 }
 
-export interface ScalingFigures {
-  shards: number;
-  tuplesPerSecond: number;
-  peakRssMiB: number;
-}
-
-/** The spout alone, default settings, synthetic shards: how throughput and memory change with shards held. */
-export async function scalingBench(root: string, zk: ZooKeeperServer, seconds: number, log: (line: string) => void): Promise<ScalingFigures[]> {
-  const script = await buildSyntheticSpout(root);
-  const figures: ScalingFigures[] = [];
-  for (const shards of [1, 16, 64]) {
-    const conf = benchConf(zk, undefined, 'synthetic', `scaling-${process.pid}-${shards}`);
-    const run = await measureProcess(script, conf, { PAYLOAD_BYTES: '1024', SYNTHETIC_SHARDS: String(shards) }, seconds);
-    figures.push({ shards, tuplesPerSecond: run.tuplesPerSecond, peakRssMiB: run.peakRssMiB });
-    log(`scaling ${shards} shard(s): ${run.tuplesPerSecond} tuples/s, peak RSS ${run.peakRssMiB} MiB`);
+function summarizeRuns(regime: Regime, payload: number, runs: Map<Responder, DriverResult[]>): ProtocolFigures {
+  const ceiling = runs.get('ceiling');
+  const of = (list: DriverResult[], f: (r: DriverResult) => number) => summarize(list.map(f));
+  const responders: ProtocolFigures['responders'] = {};
+  for (const [name, list] of runs) {
+    responders[name] = {
+      tuplesPerSecond: of(list, (r) => Math.round(r.tuplesPerSecond)),
+      fastTuplesPerSecond: of(list, (r) => Math.round(r.fast.tuplesPerSecond)),
+      slowTuplesPerSecond: of(list, (r) => Math.round(r.slow.tuplesPerSecond)),
+      slowShare: of(list, (r) => r.slow.share),
+      toCeiling: ceiling ? summarize(list.map((r, i) => r.tuplesPerSecond / ceiling[i].tuplesPerSecond)) : summarize([]),
+      cpuMicrosPerTuple: of(list, (r) => r.responderCpuMicrosPerTuple),
+      userCpuMicrosPerTuple: of(list, (r) => r.responderUserMicrosPerTuple),
+      rssMiB: of(list, (r) => r.rssMiB),
+      driverCpuMicrosPerTuple: of(list, (r) => r.driverCpuMicrosPerTuple),
+      emptyNextsPerSecond: of(list, (r) => r.emptyNexts / r.seconds),
+    };
   }
-  return figures;
+  const spout = runs.get('spout');
+  const stormjs = runs.get('stormjs');
+  const capacity = ceiling?.map((r) => 1e6 / r.driverCpuMicrosPerTuple) ?? [];
+  return {
+    regime,
+    payloadBytes: payload,
+    responders,
+    ...(spout && stormjs
+      ? {
+          spoutToStormjs: {
+            throughput: summarize(spout.map((r, i) => r.tuplesPerSecond / stormjs[i].tuplesPerSecond)),
+            cpuPerTuple: summarize(spout.map((r, i) => r.responderCpuMicrosPerTuple / stormjs[i].responderCpuMicrosPerTuple)),
+          },
+        }
+      : {}),
+    driver: {
+      capacityTuplesPerSecond: summarize(capacity.map(Math.round)),
+      ...(spout && capacity.length ? { toSpout: summarize(spout.map((r, i) => capacity[i] / r.tuplesPerSecond)) } : {}),
+    },
+  };
 }

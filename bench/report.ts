@@ -1,5 +1,11 @@
-/** The benchmark report's shape, and the README section made from it. */
-import type { ProtocolFigures, ScalingFigures, TargetFigures } from './protocol';
+/**
+ * The benchmark report's shape, and the README section made from it. Run directly,
+ * `npx tsx bench/report.ts <result.json>...` regenerates the section from those results, each section
+ * taken from the last file that has it (a partial run on top of an earlier full one).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
 import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
 import type { Summary } from './lib';
@@ -10,8 +16,9 @@ export interface Report {
   node: string;
   commit: string;
   quick: boolean;
+  /** Said under the heading (which sections came from an earlier run, when results were merged). */
+  notes?: string[];
   protocol?: ProtocolFigures[];
-  scaling?: ScalingFigures[];
   reshard?: ReshardFigures;
   failover?: FailoverFigures;
   latency?: LatencyFigures;
@@ -21,35 +28,55 @@ export interface Report {
 
 const START = '<!-- bench:start -->';
 const END = '<!-- bench:end -->';
-const range = (s: Summary, unit = '') => `${s.median}${unit} (${s.min}–${s.max}, n=${s.n})`;
+const fixed = (x: number, digits: number) => (digits === 0 ? String(Math.round(x)) : x.toFixed(digits));
+const range = (s: Summary, unit = '', digits = 0) => `${fixed(s.median, digits)}${unit} (${fixed(s.min, digits)}–${fixed(s.max, digits)}, n=${s.n})`;
 const pct = (s: Summary) => `${Math.round(s.median * 100)} % (${Math.round(s.min * 100)}–${Math.round(s.max * 100)} %)`;
 const ms = (s: Summary) => `${Math.round(s.median)} ms (${Math.round(s.min)}–${Math.round(s.max)}, n=${s.n})`;
 
 function sections(r: Report): string[] {
   const out = [`Measured ${r.date.slice(0, 10)} on ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGiB} GiB, Node ${r.node}, commit ${r.commit}: medians (min–max, n runs).`, ''];
+  for (const note of r.notes ?? []) out.push(note, '');
   if (r.protocol) {
     out.push(
-      '**Protocol** (one process on real pipes, synthetic records, every ack a round trip waiting for its sync; ceiling = a process that only answers the protocol, through Node\'s event loop; ratios taken within each round, then summarized):',
+      '**Protocol** (the lean driver: raw frames over pipes, every ack a round trip waiting for its sync, from 1 s after the first tuple; ' +
+        'processes alternating round by round; synthetic records; ceiling = a process that only answers the protocol through Node\'s event loop; ' +
+        'fast and slow phases: 100 ms windows split in two by rate; ratios taken within each round, then summarized):',
       '',
     );
-    out.push('| payload | process | tuples/s | of the ceiling | µs CPU per tuple |', '|---|---|---|---|---|');
-    for (const p of r.protocol) {
-      const row = (name: string, t: TargetFigures) =>
-        out.push(`| ${p.payloadBytes} B | ${name} | ${range(t.tuplesPerSecond)} | ${pct(t.toCeiling)} | ${range(t.cpuMicrosPerTuple)} |`);
-      row('ceiling', p.ceiling);
-      row('floor: the ceiling with blocking pipe I/O and no event loop', p.floor);
-      if (p.stormjs) row('storm.js (Storm\'s library)', p.stormjs);
-      row('kinesis-shell-spout, `directStdio: false`', p.spoutLoop);
-      row('**kinesis-shell-spout** (default)', p.spout);
+    const names: Record<Responder, string> = {
+      ceiling: 'ceiling',
+      floor: 'floor: the ceiling with blocking pipe I/O, no event loop',
+      stormjs: 'storm.js (Storm\'s library)',
+      spout: '**kinesis-shell-spout**, 1 shard',
+      spout64: '**kinesis-shell-spout**, 64 shards',
+      spoutLoop: 'kinesis-shell-spout, 1 shard, `directStdio: false`',
+    };
+    for (const regime of [...new Set(r.protocol.map((p) => p.regime))]) {
+      out.push(regime === 'busy' ? '*Both CPUs kept busy* (two `nice -n 19` busy loops beside the run, as on a loaded worker host):' : '*CPUs idle* (every wake-up is slow on this VM):', '');
+      out.push('| payload | process | tuples/s | fast phase / slow phase (share of time slow) | of the ceiling | µs CPU per tuple | of which user | RSS |', '|---|---|---|---|---|---|---|---|');
+      const ofRegime = r.protocol.filter((p) => p.regime === regime);
+      for (const p of ofRegime) {
+        for (const name of RESPONDERS) {
+          const t = p.responders[name];
+          if (!t) continue;
+          out.push(
+            `| ${p.payloadBytes} B | ${names[name]} | ${range(t.tuplesPerSecond)} | ${t.fastTuplesPerSecond.median} / ${t.slowTuplesPerSecond.median} (${Math.round(t.slowShare.median * 100)} %) | ` +
+              `${pct(t.toCeiling)} | ${range(t.cpuMicrosPerTuple, '', 1)} | ${t.userCpuMicrosPerTuple.median.toFixed(1)} | ${Math.round(t.rssMiB.median)} MiB |`,
+          );
+        }
+      }
+      const dry = ofRegime.flatMap((p) => RESPONDERS.filter((n) => (p.responders[n]?.emptyNextsPerSecond?.median ?? 0) > 0).map((n) => `${names[n]} at ${p.payloadBytes} B (${Math.round(p.responders[n]!.emptyNextsPerSecond.median)}/s)`));
+      if (dry.length) out.push('', `\`next\` answered with nothing (the source ran dry): ${dry.join('; ')}.`);
+      out.push('', '| payload | spout throughput vs storm.js | spout CPU per tuple vs storm.js | driver\'s own ceiling (1 / its CPU per tuple, against the ceiling process) | driver\'s ceiling over the spout\'s throughput |', '|---|---|---|---|---|');
+      for (const p of ofRegime) {
+        const vs = p.spoutToStormjs;
+        out.push(
+          `| ${p.payloadBytes} B | ${vs ? pct(vs.throughput) : 'n/a'} | ${vs ? pct(vs.cpuPerTuple) : 'n/a'} | ${range(p.driver.capacityTuplesPerSecond)} tuples/s | ` +
+            `${p.driver.toSpout ? `${p.driver.toSpout.median.toFixed(1)}× (${p.driver.toSpout.min.toFixed(1)}–${p.driver.toSpout.max.toFixed(1)})` : 'n/a'} |`,
+        );
+      }
+      out.push('');
     }
-    out.push('', '| payload | spout CPU per tuple vs storm.js | direct stdio vs event loop only |', '|---|---|---|');
-    for (const p of r.protocol) out.push(`| ${p.payloadBytes} B | ${p.spoutCpuToStormjs ? pct(p.spoutCpuToStormjs) : 'n/a'} | ${pct(p.directCpuToLoop)} |`);
-    out.push('');
-  }
-  if (r.scaling) {
-    out.push('**Scaling** (one process, default settings, synthetic 1 KB records):', '', '| shards held | tuples/s | peak RSS |', '|---|---|---|');
-    for (const s of r.scaling) out.push(`| ${s.shards} | ${s.tuplesPerSecond} | ${s.peakRssMiB} MiB |`);
-    out.push('');
   }
   const rows: string[] = [];
   if (r.reshard) {
@@ -77,4 +104,24 @@ export function renderReadme(readme: string, report: Report): string {
   const end = readme.indexOf(END);
   if (start < 0 || end < 0) return readme;
   return `${readme.slice(0, start)}${START}\n${sections(report).join('\n')}\n${END}${readme.slice(end + END.length)}`;
+}
+
+if (require.main === module) {
+  const files = process.argv.slice(2);
+  if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
+  const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
+  const merged = reports.reduce((a, b) => ({ ...a, ...b }));
+  const sections = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput'] as const;
+  /** The report each section is taken from: the last that has it. */
+  const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);
+  const latest = reports[reports.length - 1];
+  const older = sections.filter((key) => merged[key] !== undefined && sourceOf(key) !== latest);
+  const bySource = new Map<Report, string[]>();
+  for (const key of older) bySource.set(sourceOf(key)!, [...(bySource.get(sourceOf(key)!) ?? []), key]);
+  merged.notes = [...(latest.notes ?? []), ...[...bySource].map(([from, keys]) => `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`)];
+  // Figures from before the lean driver have another shape: only the current one is rendered.
+  if (merged.protocol && !merged.protocol.every((p) => 'regime' in p)) delete merged.protocol;
+  const readme = join(__dirname, '../README.md');
+  writeFileSync(readme, renderReadme(readFileSync(readme, 'utf8'), merged));
+  process.stdout.write(`README benchmark section regenerated from ${files.join(', ')}\n`);
 }

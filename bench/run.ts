@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: every benchmark in one run on this machine, results in bench/results/<date>.json and
- * the README's benchmark section regenerated from them. BENCH_SECTIONS=protocol,scaling,... picks some;
- * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted); BENCH_ROUNDS and BENCH_SECONDS
- * override the protocol section's repetitions.
+ * the README's benchmark section regenerated from them. BENCH_SECTIONS=protocol,reshard,... picks some;
+ * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted). The protocol section's runs:
+ * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
+ * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
@@ -12,14 +13,16 @@ import { join, resolve } from 'node:path';
 import { kinesisClient } from '../test/helpers/kinesisAdmin';
 import { startKinesalite, startKinesisLocal, type KinesisServer } from '../test/helpers/kinesisServer';
 import { startZooKeeper } from '../test/helpers/zookeeperServer';
-import { protocolBench, scalingBench } from './protocol';
+import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
 import { renderReadme, type Report } from './report';
 import { failoverBench, reshardBench } from './resharding';
 import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const SECTIONS = (process.env.BENCH_SECTIONS ?? 'protocol,scaling,reshard,failover,latency,cost,throughput').split(',');
+const ALL_SECTIONS = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput'];
+const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
+const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 async function withEmulator<T>(start: () => Promise<KinesisServer>, work: (server: KinesisServer, client: KinesisClient) => Promise<T>): Promise<T> {
@@ -43,11 +46,32 @@ async function main(): Promise<void> {
     node: process.version,
     commit: execSync('git rev-parse --short HEAD', { cwd: ROOT }).toString().trim(),
     quick: QUICK,
+    // What the figures cannot say themselves (a shared machine, a shortened run).
+    ...(process.env.BENCH_NOTE ? { notes: [process.env.BENCH_NOTE] } : {}),
   };
   try {
     const has = (section: string) => SECTIONS.includes(section);
-    if (has('protocol')) report.protocol = await protocolBench(ROOT, zk, Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5)), Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5)), log);
-    if (has('scaling')) report.scaling = await scalingBench(ROOT, zk, QUICK ? 1 : 5, log);
+    if (has('protocol')) {
+      const responders = list('BENCH_RESPONDERS', RESPONDERS.join(','));
+      const unknown = responders.filter((r) => !(RESPONDERS as readonly string[]).includes(r));
+      if (unknown.length) throw new Error(`BENCH_RESPONDERS: unknown ${unknown.join(', ')}; allowed: ${RESPONDERS.join(', ')}`);
+      const regimes = list('BENCH_REGIMES', 'idle,busy');
+      const badRegime = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
+      if (badRegime) throw new Error(`BENCH_REGIMES: unknown ${badRegime}; allowed: idle, busy`);
+      report.protocol = await protocolBench(
+        ROOT,
+        zk,
+        {
+          rounds: Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5)),
+          seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5)),
+          warmupSeconds: QUICK ? 0.5 : 1,
+          payloads: list('BENCH_PAYLOADS', QUICK ? '100' : '100,1024').map(Number),
+          regimes: regimes as Regime[],
+          responders: responders as Responder[],
+        },
+        log,
+      );
+    }
     if (has('reshard') || has('failover') || has('latency') || has('cost') || has('throughput')) {
       await withEmulator(startKinesisLocal, async (server, client) => {
         if (has('reshard')) report.reshard = await reshardBench(zk, server, client, QUICK ? 1 : 7, log);
@@ -67,10 +91,12 @@ async function main(): Promise<void> {
   const file = join(ROOT, `bench/results/${report.date.slice(0, 19).replace(/:/g, '-')}${QUICK ? '-quick' : ''}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`wrote ${file}`);
-  if (!QUICK) {
+  if (!QUICK && ALL_SECTIONS.every((s) => SECTIONS.includes(s))) {
     const readme = join(ROOT, 'README.md');
     writeFileSync(readme, renderReadme(readFileSync(readme, 'utf8'), report));
     log('README benchmark section regenerated');
+  } else if (!QUICK) {
+    log(`some sections only: README left alone (npx tsx bench/report.ts <older full result> ${file} merges them into it)`);
   }
 }
 

@@ -4,7 +4,11 @@
  */
 import { DescribeStreamSummaryCommand, GetRecordsCommand, GetShardIteratorCommand, ListShardsCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
 
-export function syntheticKinesis(options: { shards: number; payloadBytes: number }): KinesisClient {
+/**
+ * `recordsPerCall` above the call's `Limit` lets one shard outrun the reader's pacing (5 calls/s, as
+ * Kinesis allows): the protocol benchmark must measure the spout, not a shard's read limit.
+ */
+export function syntheticKinesis(options: { shards: number; payloadBytes: number; recordsPerCall?: number }): KinesisClient {
   const data = new Uint8Array(Buffer.from('x'.repeat(options.payloadBytes)));
   const shardIds = Array.from({ length: options.shards }, (_, i) => `shardId-${String(i).padStart(12, '0')}`);
   // Sequence numbers as long as real ones, made without BigInt arithmetic: the source should cost little.
@@ -25,7 +29,7 @@ export function syntheticKinesis(options: { shards: number; payloadBytes: number
       }
       case command instanceof GetRecordsCommand: {
         const [shardId, after] = (input.ShardIterator as string).split('|');
-        const limit = Number(input.Limit ?? 10_000);
+        const limit = options.recordsPerCall ?? Number(input.Limit ?? 10_000);
         let seq = Number(after);
         const Records = [];
         for (let i = 0; i < limit; i += 1) {

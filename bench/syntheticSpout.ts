@@ -2,4 +2,12 @@
 import { runSpout } from '../src/cli/run';
 import { syntheticKinesis } from './syntheticKinesis';
 
-runSpout({ createKinesis: () => syntheticKinesis({ shards: Number(process.env.SYNTHETIC_SHARDS ?? 4), payloadBytes: Number(process.env.PAYLOAD_BYTES ?? 100) }) });
+const perCall = Number(process.env.SYNTHETIC_RECORDS_PER_CALL ?? 0);
+runSpout({
+  createKinesis: () =>
+    syntheticKinesis({
+      shards: Number(process.env.SYNTHETIC_SHARDS ?? 4),
+      payloadBytes: Number(process.env.PAYLOAD_BYTES ?? 100),
+      ...(perCall > 0 ? { recordsPerCall: perCall } : {}),
+    }),
+});

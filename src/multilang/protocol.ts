@@ -52,7 +52,21 @@ export function parseHandshake(body: string): Handshake {
   return { pidDir: value.pidDir, conf: isObject(value.conf) ? value.conf : {}, context: context as unknown as TopologyContext };
 }
 
+/**
+ * The frames Storm sends most, `ack` and `fail` with a plain string id, read without JSON.parse: as
+ * ShellSpout writes them (json-simple serializes its HashMap with `id` first) and with `command` first.
+ * Anything else (an escape, a control character, another shape) takes the general path, so what a frame
+ * means does not depend on which path read it.
+ */
+const PLAIN_ID = '"([^"\\\\\\u0000-\\u001f]*)"';
+const OUTCOME_ID_FIRST = new RegExp(`^\\{"id":${PLAIN_ID},"command":"(ack|fail)"\\}$`);
+const OUTCOME_COMMAND_FIRST = new RegExp(`^\\{"command":"(ack|fail)","id":${PLAIN_ID}\\}$`);
+
 export function parseCommand(body: string): SpoutCommand {
+  const idFirst = OUTCOME_ID_FIRST.exec(body);
+  if (idFirst) return { command: idFirst[2] as 'ack' | 'fail', id: idFirst[1] };
+  const commandFirst = OUTCOME_COMMAND_FIRST.exec(body);
+  if (commandFirst) return { command: commandFirst[1] as 'ack' | 'fail', id: commandFirst[2] };
   const value = parseJson(body);
   if (!isObject(value) || typeof value.command !== 'string') {
     throw new SpoutError(ErrorCode.BadFrame, `command frame without a command: ${truncate(body)}`);
@@ -83,6 +97,8 @@ export function taskPosition(context: TopologyContext): { index: number; count: 
   return { index, count: ids.length };
 }
 
+export const SYNC_FRAME = '{"command":"sync"}\nend\n';
+
 /**
  * Writes frames to Storm. Frames produced while a command is handled are written in one piece when its
  * `sync` goes out; anything said outside a command (a log from a background event) is written at once.
@@ -99,7 +115,7 @@ export class StormOutput {
   }
 
   sync(): void {
-    this.pending += '{"command":"sync"}\nend\n';
+    this.pending += SYNC_FRAME;
     this.inCommand = false;
     this.flush(true);
   }

@@ -13,9 +13,20 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { Worker } from 'node:worker_threads';
+import { SYNC_FRAME } from './protocol';
 
-/** Longest run of commands answered without giving the event loop a turn. */
-const SLICE_MS = 5;
+/** The reply to most commands (every ack), encoded once. */
+const SYNC_BYTES = Buffer.from(SYNC_FRAME);
+
+/** The most memory kept for encoding replies between commands (a larger reply gets a buffer of its own). */
+const REPLY_BUFFER_KEPT = 4 * 1024 * 1024;
+
+/**
+ * Longest run of commands answered without giving the event loop a turn. Every ZooKeeper or Kinesis
+ * answer waits for that turn: at 5 ms, taking 64 leases while Storm kept asking took seconds; a turn with
+ * nothing to do costs a few microseconds.
+ */
+const SLICE_MS = 1;
 /** A blocking read that waited this long for Storm (up to twice this) gives the process back to the event loop. */
 const WATCHDOG_MS = 10;
 
@@ -144,18 +155,31 @@ export class StormStdio {
   write(text: string, reply: boolean): void {
     if (reply && this.direct && process.stdout.writableLength === 0) {
       try {
-        // A blocking pipe write takes it all (short only if a signal cuts in): encode only then.
-        const written = writeSync(this.direct.stdout, text);
-        if (written < Buffer.byteLength(text)) {
-          const bytes = Buffer.from(text);
-          for (let offset = written; offset < bytes.length; ) offset += writeSync(this.direct.stdout, bytes, offset);
+        if (text === SYNC_FRAME) {
+          for (let offset = 0; offset < SYNC_BYTES.length; ) offset += writeSync(this.direct.stdout, SYNC_BYTES, offset);
+          return;
         }
+        // Encoded once into a buffer kept for the next reply (UTF-8 takes at most 3 bytes per UTF-16 unit,
+        // so it always fits): no allocation, no second pass to count the bytes, whatever a signal cuts short.
+        const bytes = this.replyBuffer(text.length * 3);
+        const size = bytes.write(text, 0, 'utf8');
+        for (let offset = 0; offset < size; ) offset += writeSync(this.direct.stdout, bytes, offset, size - offset);
       } catch (err) {
         this.handlers.onOutputError(err as Error);
       }
       return;
     }
     process.stdout.write(text);
+  }
+
+  private encoded = Buffer.allocUnsafe(0);
+
+  /** A buffer of at least `bytes`, kept between replies unless it would hold more than REPLY_BUFFER_KEPT. */
+  private replyBuffer(bytes: number): Buffer {
+    if (this.encoded.length >= bytes) return this.encoded;
+    const buffer = Buffer.allocUnsafe(Math.max(bytes, 64 * 1024));
+    if (buffer.length <= REPLY_BUFFER_KEPT) this.encoded = buffer;
+    return buffer;
   }
 
   /** Back to the event loop for good (called from the event loop, so never during a blocking read). */
@@ -202,8 +226,9 @@ export class StormStdio {
     const direct = this.direct;
     if (!direct) return;
     const { state, buffer } = direct;
-    Atomics.store(state, DIRECT, 1);
-    Atomics.notify(state, DIRECT);
+    // Woken only when the direct mode starts: coming back from a slice's turn of the event loop, the
+    // watchdog is already watching (a wake-up per slice would cost a thread switch each time).
+    if (Atomics.exchange(state, DIRECT, 1) === 0) Atomics.notify(state, DIRECT);
     const until = performance.now() + SLICE_MS;
     // Something Node still has to write would wait behind a blocking read: let the event loop send it.
     while (!this.stopped && process.stdout.writableLength === 0) {

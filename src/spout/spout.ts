@@ -158,7 +158,9 @@ export class KinesisSpout {
       return undefined;
     }
     // An outcome of an emission made before the shard was let go (and maybe taken again since) is not this emission's.
-    const late = this.coordinator.lateOutcomes.consume(id as string, this.scheduler.now());
+    // Usually none are expected: skip hashing the id then (every ack comes through here).
+    const lateOutcomes = this.coordinator.lateOutcomes;
+    const late = lateOutcomes.size > 0 && lateOutcomes.consume(id as string, this.scheduler.now());
     const shard = this.coordinator.shards.get(parsed.shardId);
     if (!shard || late) {
       this.counters.ignoredAcks += 1;

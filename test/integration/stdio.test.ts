@@ -10,9 +10,12 @@ const suite = spoutSuite();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** 1 KB records, so one reply to `next` is larger than a pipe holds (64 KiB). */
+/**
+ * About 1 KB records, so one reply to `next` is larger than a pipe holds (64 KiB), with characters of two,
+ * three and four UTF-8 bytes in them (a reply is encoded into a buffer sized from its length in UTF-16).
+ */
 function records(n: number, prefix: string): { partitionKey: string; data: string }[] {
-  return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % 8}`, data: `${prefix}-${i}-`.padEnd(1024, 'x') }));
+  return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % 8}`, data: `${prefix}-${i}-${'xé€🙂'.repeat(140)}` }));
 }
 
 /** Whichever way a command was read and its reply written, it got exactly one sync. */
@@ -29,6 +32,7 @@ async function setUp(overrides: Record<string, unknown>, options: Partial<Driver
   await driver.pump(() => driver.emits.length >= put.length);
   expect(new Set(idsOf(driver.emits))).toEqual(new Set(put.map((r) => `${r.shardId}:${r.sequenceNumber}`)));
   expect(driver.emits.map((e) => (e.tuple[1] as string).split('-')[1])).toEqual(put.map((_, i) => String(i)));
+  expect(driver.emits.map((e) => e.tuple[1])).toEqual(records(put.length, 'a').map((r) => r.data));
   expectOneSyncPerCommand(driver);
   return { stream, app, put, driver };
 }

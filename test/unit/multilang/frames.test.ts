@@ -94,6 +94,26 @@ describe('protocol', () => {
     expect(() => parseHandshake('{"conf":{}}')).toThrow(/pidDir/);
   });
 
+  it('reads ack and fail frames as JSON.parse would, in either key order, whatever the id', () => {
+    const general = (body: string) => {
+      const value = JSON.parse(body) as { command: string; id: unknown };
+      return { command: value.command, id: value.id };
+    };
+    const id = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('shardId-000000000000:49680692276380000000000000001', '', '\u0000', '\t', 'a\\b', '"', 'é', '\u2028'), fc.integer(), fc.constant(null));
+    fc.assert(
+      fc.property(fc.constantFrom('ack', 'fail'), id, fc.boolean(), (command, value, idFirst) => {
+        const body = idFirst ? `{"id":${JSON.stringify(value)},"command":"${command}"}` : `{"command":"${command}","id":${JSON.stringify(value)}}`;
+        expect(parseCommand(body)).toEqual(general(body));
+      }),
+    );
+    // As ShellSpout writes next: an empty id first.
+    expect(parseCommand('{"id":"","command":"next"}')).toEqual({ command: 'next' });
+    // Near misses go the general way and are judged there.
+    expect(parseCommand('{"id":"a\\"b","command":"ack"}')).toEqual({ command: 'ack', id: 'a"b' });
+    expect(() => parseCommand('{"id":"a","command":"ack"')).toThrow(expect.objectContaining({ code: 'BAD_FRAME' }));
+    expect(() => parseCommand('{"id":"a\u0001","command":"ack"}')).toThrow(expect.objectContaining({ code: 'BAD_FRAME' }));
+  });
+
   it('writes single-line frames, never a task key, need_task_ids false, one write per command', () => {
     const writes: string[] = [];
     const out = new StormOutput((t) => writes.push(t));
