@@ -8,4 +8,6 @@ import { runSpout } from './run';
 const [first, ...rest] = process.argv.slice(2);
 if (isTool(first)) runToolProcess(first, rest);
 else if (isHelpRequest(first)) runHelpProcess(first);
+// Storm speaks to the spout through pipes, never a terminal: someone typed `kinesis-spout` to see what it is.
+else if (process.stdin.isTTY) runHelpProcess('help');
 else runSpout();

@@ -38,6 +38,15 @@ const logger: Logger = {
   error: (message) => out.error(message),
 };
 
+/** To the Storm UI (`error`) and the worker's log, at `level`. */
+function report(message: string, level: LogLevel = LogLevel.Error): void {
+  out.error(message);
+  out.log(message, level);
+}
+
+/** A configuration problem's message without the error class (it names key, value and what is allowed). */
+const configProblem = (err: unknown): string => describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, '');
+
 let spout: KinesisSpout | undefined;
 let coordinator: Coordinator | undefined;
 let lifecycle: Lifecycle = { kind: 'starting' };
@@ -62,8 +71,7 @@ function fail(message: string): void {
   if (lifecycle.kind === 'failed' || lifecycle.kind === 'stopping') return;
   const reason = failureReport(message);
   lifecycle = { kind: 'failed', reason, reportedAt: performance.now() };
-  out.error(reason);
-  out.log(reason, LogLevel.Error);
+  report(reason);
   void stopCoordinator();
 }
 
@@ -118,16 +126,13 @@ function onHandshake(body: string): void {
     config = loadConfig(handshake.conf, process.argv[2]);
     checkOutputFields(config, handshake.context);
   } catch (err) {
-    fail(describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, ''));
+    fail(configProblem(err));
     return;
   }
   lifecycle = { kind: 'running' };
   for (const note of startNotes(config)) out.log(note.message, note.level);
   const kryo = kryoWarning(config, handshake.conf);
-  if (kryo) {
-    out.error(kryo);
-    out.log(kryo, LogLevel.Warn);
-  }
+  if (kryo) report(kryo, LogLevel.Warn);
   if (config.directStdio) {
     const why = stdio.enableDirect();
     if (why) out.log(`answering Storm through the event loop only: ${why}`, LogLevel.Debug);
@@ -152,9 +157,7 @@ function startMetrics(conf: Record<string, unknown>): void {
   try {
     metrics = metricsRegistration(conf);
   } catch (err) {
-    const message = describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, '');
-    out.error(message);
-    out.log(message, LogLevel.Error);
+    report(configProblem(err));
     return;
   }
   if (!metrics) return;
@@ -192,8 +195,7 @@ function onCommand(body: string): void {
   if (answersOnlySync(lifecycle)) {
     if (failureDue(lifecycle, performance.now()) && lifecycle.kind === 'failed') {
       lifecycle = { ...lifecycle, reportedAt: performance.now() };
-      out.error(lifecycle.reason);
-      out.log(lifecycle.reason, LogLevel.Error);
+      report(lifecycle.reason);
     }
     out.sync();
     return;
@@ -221,8 +223,7 @@ function onCommand(body: string): void {
     }
   } catch (err) {
     // Storm waits for this command's sync whatever went wrong: report, then answer.
-    out.error(describeError(err));
-    out.log(describeError(err), LogLevel.Error);
+    report(describeError(err));
   }
   if (metricsDue) sendMetrics();
   out.sync();

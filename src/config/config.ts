@@ -7,6 +7,7 @@ import type { ZooKeeperOptions } from '../coordination/zooKeeper';
 import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
 
 import type { InitialPosition } from '../core/position';
+import { isObject } from '../core/json';
 
 export type { InitialPosition };
 export type DataFormat = 'utf8' | 'base64' | 'json';
@@ -75,10 +76,6 @@ const CONF_KEY = 'kinesis.spout';
 const SECRET = 'zookeeper.auth';
 const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
 const validate = ajv.compile(configSchema);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function badConfig(key: string, value: unknown, allowed: string): SpoutError {
   // Credentials are never shown, not even the wrong ones.

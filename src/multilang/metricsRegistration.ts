@@ -5,6 +5,7 @@
  * ShellSpout registers nothing).
  */
 import { ErrorCode, SpoutError } from '../errors';
+import { isObject } from '../core/json';
 
 export const METRICS_CONF_KEY = 'kinesis.spout.metrics';
 const VERSION = 1;
@@ -17,10 +18,6 @@ export interface MetricsRegistration {
   shards: string;
   /** Storm's bucket: how often Storm hands the metrics to the consumers. */
   intervalSecs: number;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The shapes Storm's ShellSpout sends and expects, and the decisions taken from the handshake. */
 import { ErrorCode, SpoutError } from '../errors';
+import { isObject } from '../core/json';
 
 export interface TopologyContext {
   taskid: number;
@@ -34,10 +35,6 @@ function parseJson(body: string): unknown {
 
 function truncate(text: string): string {
   return text.length > 200 ? `${text.slice(0, 200)}...` : text;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function parseHandshake(body: string): Handshake {

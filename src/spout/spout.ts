@@ -4,7 +4,7 @@
  */
 import type { SpoutConfig } from '../config/config';
 import type { Scheduler } from '../core/scheduler';
-import { messageId, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
+import { messageId, messageIdOfKey, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
 import type { Coordinator } from './coordinator';
 import { LogLevel } from '../multilang/protocol';
 import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
@@ -124,7 +124,7 @@ export class KinesisSpout {
     if (heldFor >= retry.warnAfterMs) {
       this.reporter.warn(
         `retry:${shard.shardId}`,
-        `record ${shard.shardId}:${key} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
+        `record ${messageIdOfKey(shard.shardId, key)} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
         retry.warnAfterMs,
       );
     }
@@ -133,7 +133,7 @@ export class KinesisSpout {
   /** A record over retry.maxRetries: reported, dead-lettered if so configured, then passed by the checkpoint. */
   private giveUp(out: UnanchoredEmitter, shard: OwnedShard, key: string, record: KinesisRecord, attempts: number, deadLetter: boolean): void {
     const { retry } = this.config;
-    const id = `${shard.shardId}:${key}`;
+    const id = messageIdOfKey(shard.shardId, key);
     if (deadLetter) {
       const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
       out.emitUnanchored(deadLetterTuple(tuple, attempts, this.scheduler.wallNow()), retry.deadLetterStream);

@@ -15,6 +15,7 @@ import { describeError, SpoutError } from '../errors';
 import { createKinesisClient, type KinesisApi } from '../kinesis/client';
 import type { StreamRef } from '../kinesis/shards';
 import { ExitCode, ToolError } from './exitCodes';
+import { isObject } from '../core/json';
 
 export interface Application {
   config: SpoutConfig;
@@ -24,10 +25,6 @@ export interface Application {
   bootstrap: Bootstrap;
   kinesis: KinesisApi;
   close(): void;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The file holds the `kinesis.spout` map itself, or a topology conf with that key (C4). */
