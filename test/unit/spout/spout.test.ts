@@ -23,7 +23,7 @@ function setUp() {
   const records: KinesisRecord[] = ['1', '2'].map((sequenceNumber) => ({ shardId: shard.shardId, sequenceNumber, partitionKey: 'k', data: new Uint8Array([120]), arrivalMs: 0 }));
   shard.push(records);
   const lateOutcomes = new LateOutcomes(100, 60_000);
-  const coordinator = { isActive: true, shards: new Map([[shard.shardId, shard]]), trustedUntil: () => Infinity, lateOutcomes, metrics: new SpoutMetrics() } as unknown as Coordinator;
+  const coordinator = { isActive: true, shards: new Map([[shard.shardId, shard]]), trustedUntil: () => Infinity, lateOutcomes, metrics: new SpoutMetrics(scheduler.now()) } as unknown as Coordinator;
   const config = validateConfig({ streamName: 's', applicationName: 'a', region: 'us-east-1', zookeeper: { connect: 'localhost:2181' } });
   const spout = new KinesisSpout(config, coordinator, { log: () => undefined, error: () => undefined }, scheduler);
   const emitted: string[] = [];
