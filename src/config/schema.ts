@@ -2,7 +2,7 @@
  * The configuration's JSON Schema: the validator and the documentation (README's table is generated from
  * the descriptions and defaults here by `npm run docs:config`).
  */
-export const TUPLE_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'] as const;
+export const TUPLE_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp', 'subSequence'] as const;
 export type TupleField = (typeof TUPLE_FIELDS)[number];
 
 /** What the spout does with a record failed more often than `retry.maxRetries` allows. */
@@ -49,7 +49,7 @@ export const configSchema = {
     outputFields: {
       type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...TUPLE_FIELDS] },
       default: [...DEFAULT_OUTPUT_FIELDS],
-      description: 'Tuple fields, in order; must equal the fields the topology declares for the spout.',
+      description: 'Tuple fields, in order; must equal the fields the topology declares for the spout. `subSequence` (not in the default) is a KPL user record\'s index in its aggregate, null for a plain record.',
     },
     outputStream: { type: 'string', minLength: 1, default: 'default', description: 'Storm stream the tuples are emitted on.' },
     dataFormat: { type: 'string', enum: ['utf8', 'base64', 'json'], default: 'utf8', description: 'How `data` is put in the tuple: UTF-8 text, base64, or parsed JSON (a record that is not JSON is emitted as text and logged).' },

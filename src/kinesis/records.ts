@@ -67,6 +67,8 @@ export function tupleOf(record: KinesisRecord, fields: readonly TupleField[], fo
         return record.sequenceNumber;
       case 'arrivalTimestamp':
         return record.arrivalMs;
+      case 'subSequence':
+        return record.subSequence ?? null;
     }
   });
 }

@@ -15,8 +15,9 @@ import java.util.HashSet;
 final class SpoutStreams implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    static final List<String> TUPLE_FIELDS = List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp");
-    static final List<String> DEFAULT_OUTPUT_FIELDS = TUPLE_FIELDS;
+    /** Every field the script can put in a tuple; {@code subSequence} (a KPL user record's index) is not a default. */
+    static final List<String> TUPLE_FIELDS = List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp", "subSequence");
+    static final List<String> DEFAULT_OUTPUT_FIELDS = List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp");
     static final String DEFAULT_OUTPUT_STREAM = "default";
     static final String DEFAULT_DEAD_LETTER_STREAM = "deadLetter";
     /** What a dead letter carries after the output fields (contract C3). */

@@ -56,6 +56,13 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void subSequenceMayBeDeclaredButIsNotADefault() {
+        KinesisShellSpout spout = new KinesisShellSpout(conf("outputFields", List.of("data", "sequenceNumber", "subSequence")));
+        assertEquals(Map.of("default", List.of("data", "sequenceNumber", "subSequence")), declared(spout));
+        assertFalse(SpoutStreams.DEFAULT_OUTPUT_FIELDS.contains("subSequence"));
+    }
+
+    @Test
     void declaresTheDeadLetterStreamOnlyWhenRecordsGoThere() {
         Map<String, Object> deadLetter = conf("outputFields", List.of("partitionKey", "data"), "retry", Map.of("onExhausted", "deadLetter", "maxRetries", 3));
         assertEquals(
