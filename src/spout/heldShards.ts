@@ -116,7 +116,7 @@ export class HeldShards {
 
   /** The lease is ours: read from the checkpoint (written first from the start position when there is none). */
   async start(session: Session, shardId: string): Promise<void> {
-    const shard = new OwnedShard(shardId, this.now);
+    const shard = new OwnedShard(shardId, this.now, { deaggregate: this.deps.config.deaggregate, hashRange: this.deps.hashRangeOf?.(shardId) });
     this.byId.set(shardId, shard);
     this.deps.metrics.leaseTaken(shardId);
     try {
@@ -131,8 +131,6 @@ export class HeldShards {
         return;
       }
       this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
-      shard.deaggregate = this.deps.config.deaggregate;
-      shard.hashRange = this.deps.hashRangeOf?.(shardId);
       if (from.kind === 'AFTER' && from.subSequence !== undefined) shard.resumeInside = { sequenceNumber: from.sequenceNumber, subSequence: from.subSequence };
       shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
       shard.phase.reader.start();

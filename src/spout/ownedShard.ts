@@ -56,9 +56,9 @@ export class OwnedShard {
   private fetchedBytes = 0;
   private fetchedUserRecords = 0;
   /** Split KPL aggregates into their user records (config `deaggregate`). */
-  deaggregate = true;
+  readonly deaggregate: boolean;
   /** The shard's hash key range, when the listing gave it: user records outside it are delivered and reported. */
-  hashRange: HashRange | undefined;
+  readonly hashRange: HashRange | undefined;
   /**
    * The checkpoint stopped inside this aggregate (re-read AT its sequence number): its user records up to
    * `subSequence` are done and not emitted again. Cleared by the first record fetched.
@@ -67,8 +67,10 @@ export class OwnedShard {
   /** When the end of the shard was reached (monotonic ms). */
   endedAt: number | undefined;
 
-  constructor(readonly shardId: string, now: number) {
+  constructor(readonly shardId: string, now: number, options: { deaggregate?: boolean; hashRange?: HashRange } = {}) {
     this.acquiredAt = now;
+    this.deaggregate = options.deaggregate ?? true;
+    this.hashRange = options.hashRange;
   }
 
   get buffered(): number {
@@ -107,14 +109,15 @@ export class OwnedShard {
   /** Fetched Kinesis records, in order; each KPL aggregate becomes its user records (memory is counted per user record). */
   push(records: KinesisRecord[], notices?: AggregateNotices): void {
     for (const record of records) {
-      this.fetchedBytes += recordBytes(record);
+      const bytes = recordBytes(record);
+      this.fetchedBytes += bytes;
       const resume = this.resumeInside;
       this.resumeInside = undefined;
       const skipThrough = resume?.sequenceNumber === record.sequenceNumber ? resume.subSequence : undefined;
       // Most records are plain: no decoding, no allocation (the hot path).
       if (!this.deaggregate || !hasKplMagic(record.data)) {
         this.buffer.push(record);
-        this.bufferedBytes += recordBytes(record);
+        this.bufferedBytes += bytes;
         this.fetchedUserRecords += 1;
         continue;
       }

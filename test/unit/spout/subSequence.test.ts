@@ -125,22 +125,20 @@ describe('checkpoint with sub-sequences', () => {
   });
 
   it('with deaggregate off, an aggregate is one record, emitted as its raw bytes', () => {
-    const shard = new OwnedShard('s', 0);
-    shard.deaggregate = false;
+    const shard = new OwnedShard('s', 0, { deaggregate: false });
     const aggregate = kinesisRecord('100', 3);
     shard.push([aggregate]);
     expect(emitAll(shard)).toEqual([aggregate]);
   });
 
   it('a corrupt aggregate is emitted as it is and told; a user record outside the shard range is delivered and told', () => {
-    const shard = new OwnedShard('s', 0);
+    // The hash range holds nothing: every user record is outside it.
+    const shard = new OwnedShard('s', 0, { hashRange: { start: 0n, end: 0n } });
     const good = kinesisRecord('100', 2);
     const bad = { ...kinesisRecord('200', 2), data: Buffer.from(kinesisRecord('200', 2).data) };
     bad.data[bad.data.length - 1] ^= 1;
     const corrupt: string[] = [];
     const outside: string[] = [];
-    // The hash range holds nothing: every user record is outside it.
-    shard.hashRange = { start: 0n, end: 0n };
     shard.push([good, bad], { corrupt: (r, reason) => corrupt.push(`${r.sequenceNumber}: ${reason}`), outsideRange: (rs) => outside.push(...rs.map(key)) });
     expect(emitAll(shard).map(key)).toEqual(['100:0', '100:1', '200']);
     expect(corrupt).toEqual([expect.stringMatching(/^200: MD5/)]);
@@ -148,15 +146,13 @@ describe('checkpoint with sub-sequences', () => {
   });
 
   it('a user record inside the shard range is not told about', () => {
-    const shard = new OwnedShard('s', 0);
-    shard.hashRange = { start: 0n, end: 2n ** 128n - 1n };
+    const shard = new OwnedShard('s', 0, { hashRange: { start: 0n, end: 2n ** 128n - 1n } });
     const outside: KinesisRecord[] = [];
     shard.push([kinesisRecord('100', 3)], { corrupt: () => undefined, outsideRange: (rs) => outside.push(...rs) });
     expect(emitAll(shard)).toHaveLength(3);
     expect(outside).toEqual([]);
     // The lower half of the key space: exactly the user records whose key hashes into the upper half are told.
-    const half = new OwnedShard('s', 0);
-    half.hashRange = { start: 0n, end: 2n ** 127n - 1n };
+    const half = new OwnedShard('s', 0, { hashRange: { start: 0n, end: 2n ** 127n - 1n } });
     const told: string[] = [];
     half.push([kinesisRecord('200', 40)], { corrupt: () => undefined, outsideRange: (rs) => told.push(...rs.map((r) => r.partitionKey)) });
     const keys = emitAll(half).map((r) => r.partitionKey);
