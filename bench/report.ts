@@ -110,7 +110,7 @@ if (require.main === module) {
   const files = process.argv.slice(2);
   if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
   const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
-  const merged = reports.reduce((a, b) => ({ ...a, ...b }));
+  const merged: Report = Object.assign({}, ...reports);
   const sections = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput'] as const;
   /** The report each section is taken from: the last that has it. */
   const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);

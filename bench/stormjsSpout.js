@@ -18,7 +18,7 @@ BenchSpout.prototype.nextTuple = function nextTuple(done) {
   }
   done();
 };
-BenchSpout.prototype.ack = (id, done) => done();
-BenchSpout.prototype.fail = (id, done) => done();
+BenchSpout.prototype.ack = (_id, done) => done();
+BenchSpout.prototype.fail = (_id, done) => done();
 
 new BenchSpout().run();

@@ -4,7 +4,7 @@
  * only after a connect attempt failed, each probe bounded.
  */
 import { lookup } from 'node:dns/promises';
-import { Socket, connect } from 'node:net';
+import { type Socket, connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { ErrorCode, SpoutError } from '../errors';
 import { isNoSession } from './zk';

@@ -118,7 +118,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 /** Pumps several spout processes side by side, as several Storm tasks would, acking each emit. */
-export async function pumpAll(drivers: StormDriver[], done: () => boolean, timeoutMs = 60_000, onEmit?: (driver: StormDriver, emit: Emit) => Promise<unknown> | void): Promise<void> {
+export async function pumpAll(drivers: StormDriver[], done: () => boolean, timeoutMs = 60_000, onEmit?: (driver: StormDriver, emit: Emit) => Promise<unknown> | undefined): Promise<void> {
   const results = await Promise.all(drivers.map((d) => d.pump(done, { timeoutMs, onEmit: onEmit && ((e) => onEmit(d, e)) })));
   if (!results.every(Boolean)) throw new Error(`pumping timed out\n${drivers.map((d) => `--- spout ${d.pid}\n${d.logText()}`).join('\n')}`);
 }

@@ -1,5 +1,5 @@
 /** Kinesis emulators (kinesis-local a.k.a. kinesis-mock, and kinesalite) as child processes. */
-import { ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { get } from 'node:http';
 import { dirname, join } from 'node:path';
 import { freePort, scratchDir, spawnLogged, stopProcess, waitUntilReady } from './ports';

@@ -2,7 +2,7 @@
  * Plumbing shared by the real-server helpers: free ports, child processes that
  * log to a file and are always stopped by pid, and polling for readiness.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';

@@ -217,7 +217,7 @@ export class StormDriver {
    * Calls next in a loop as Storm does (a short pause when nothing came), handing each emit to `onEmit`
    * (default: ack it), until `done()` or the timeout. Returns false on timeout.
    */
-  async pump(done: () => boolean, options: { timeoutMs?: number; onEmit?: (emit: Emit) => Promise<unknown> | void } = {}): Promise<boolean> {
+  async pump(done: () => boolean, options: { timeoutMs?: number; onEmit?: (emit: Emit) => Promise<unknown> | undefined } = {}): Promise<boolean> {
     const deadline = Date.now() + (options.timeoutMs ?? 30_000);
     const onEmit = options.onEmit ?? ((emit: Emit) => this.ack(emit.id));
     while (!done()) {

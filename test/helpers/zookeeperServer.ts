@@ -1,5 +1,5 @@
 /** A real ZooKeeper (Debian's package) for integration tests: a standalone server, or a three-server ensemble. */
-import { ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';

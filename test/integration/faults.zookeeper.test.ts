@@ -163,7 +163,7 @@ test(`ZooKeeper connections reset at random while records flow and a shard split
  * A partition longer than the session timeout (2 s) while a process starts: cut by `partition` once the
  * process is up, then healed. The process must join and read everything put before and after.
  */
-async function joinsAfterPartitionAtStart(proxy: TcpProxy, partition: (zk: TcpProxy) => Promise<unknown> | void, overrides: Record<string, unknown> = {}): Promise<void> {
+async function joinsAfterPartitionAtStart(proxy: TcpProxy, partition: (zk: TcpProxy) => Promise<unknown> | undefined, overrides: Record<string, unknown> = {}): Promise<void> {
   const stream = await newStream(2);
   const flow = suite.flow(stream, { ...zookeeperAt(`127.0.0.1:${proxy.port}`, 2_000), ...overrides });
   await flow.putBatch(200);

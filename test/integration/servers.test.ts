@@ -1,11 +1,11 @@
 /** Proves the real-server helpers work: every other integration test builds on them. */
 import {
   GetRecordsCommand,
-  GetRecordsCommandOutput,
+  type GetRecordsCommandOutput,
   GetShardIteratorCommand,
-  KinesisClient,
+  type KinesisClient,
 } from '@aws-sdk/client-kinesis';
-import { Client, createClient } from 'node-zookeeper-client';
+import { type Client, createClient } from 'node-zookeeper-client';
 import {
   createStream,
   kinesisClient,
@@ -16,9 +16,9 @@ import {
   splitShard,
   updateShardCount,
 } from '../helpers/kinesisAdmin';
-import { KinesisServer, startKinesalite, startKinesisLocal } from '../helpers/kinesisServer';
+import { type KinesisServer, startKinesalite, startKinesisLocal } from '../helpers/kinesisServer';
 import { portIsFree } from '../helpers/ports';
-import { startZooKeeper, ZooKeeperServer } from '../helpers/zookeeperServer';
+import { startZooKeeper, type ZooKeeperServer } from '../helpers/zookeeperServer';
 
 describe('ZooKeeper helper', () => {
   let zk: ZooKeeperServer | undefined;

@@ -204,7 +204,7 @@ export class Simulation {
     // go past it (documented). At most MAX_USER_RECORDS user records per Kinesis record here.
     const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest * MAX_USER_RECORDS;
     for (const instance of this.slots) {
-      if (instance && instance.owner.alive) this.checker.checkMemory(instance.name, instance.coordinator.inMemory(), cap);
+      if (instance?.owner.alive) this.checker.checkMemory(instance.name, instance.coordinator.inMemory(), cap);
     }
   }
 
@@ -427,7 +427,7 @@ export class Simulation {
     if (!this.stormActive) this.setActive(true);
     for (let slot = 0; slot < this.slots.length; slot += 1) {
       const instance = this.slots[slot];
-      if (!instance || !instance.owner.alive) this.loop.after(this.world, 10, () => this.startInstance(slot));
+      if (!instance?.owner.alive) this.loop.after(this.world, 10, () => this.startInstance(slot));
     }
   }
 }

@@ -132,7 +132,7 @@ export class InvariantChecker {
   private expected(shardId: string, arrivalMs: number): boolean {
     this.bootstrap ??= this.readBootstrap();
     const b = this.bootstrap;
-    if (!b || b.initialPosition !== 'LATEST' || !b.shardsAtStart.includes(shardId)) return true;
+    if (b?.initialPosition !== 'LATEST' || !b.shardsAtStart.includes(shardId)) return true;
     return b.openAtStart.includes(shardId) && arrivalMs >= b.firstStartMs;
   }
 

@@ -70,7 +70,7 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
     this.seenZxid = server.zxid;
     // The real client pings when idle, every third of the timeout.
     const every = Math.max(50, Math.floor(this.sessionTimeoutMs / 3));
-    let cancel = () => undefined as void;
+    let cancel: () => void = () => undefined;
     const pingLoop = () => {
       cancel = loop.after(owner, every, () => {
         if (this.state === 'connected') void this.send({ op: 'ping' }).catch(() => undefined);

@@ -37,7 +37,11 @@ describe('FrameDecoder', () => {
         const texts = frames.map((f) => f.body + f.terminator);
         const text = texts.join('');
         const ends: number[] = [];
-        texts.reduce((at, t) => (ends.push(at + t.length), at + t.length), 0);
+        let at = 0;
+        for (const t of texts) {
+          at += t.length;
+          ends.push(at);
+        }
         const decoder = new FrameDecoder();
         const got = feedSplit(decoder, text, cuts, (_, p) => {
           // What is unfinished: the text after the last complete frame, unless it is blank lines only.
