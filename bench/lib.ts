@@ -12,7 +12,12 @@ export interface Summary {
 export function summarize(values: number[]): Summary {
   const sorted = [...values].sort((a, b) => a - b);
   const round = (x: number) => Math.round(x * 1000) / 1000;
-  return { median: round(sorted[Math.floor(sorted.length / 2)] ?? NaN), min: round(sorted[0] ?? NaN), max: round(sorted[sorted.length - 1] ?? NaN), n: sorted.length };
+  return {
+    median: round(sorted[Math.floor(sorted.length / 2)] ?? NaN),
+    min: round(sorted[0] ?? NaN),
+    max: round(sorted[sorted.length - 1] ?? NaN),
+    n: sorted.length,
+  };
 }
 
 export function percentile(values: number[], p: number): number {
@@ -29,14 +34,22 @@ export function cpuMicros(pid: number): number {
 
 /** Peak resident memory of a live process, in MiB. */
 export function peakRssMiB(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmHWM:'));
   return Math.round(Number(line?.split(/\s+/)[1] ?? 0) / 1024);
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The spout's `kinesis.spout` conf for a benchmark: defaults except what names the servers. */
-export function benchConf(zk: ZooKeeperServer, kinesis: { endpoint: string; region: string } | undefined, streamName: string, applicationName: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function benchConf(
+  zk: ZooKeeperServer,
+  kinesis: { endpoint: string; region: string } | undefined,
+  streamName: string,
+  applicationName: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     'kinesis.spout': {
       streamName,

@@ -36,7 +36,16 @@ function fetchStormJs(root: string): string | undefined {
   if (existsSync(stormJs)) return stormJs;
   try {
     mkdirSync(dir, { recursive: true });
-    execFileSync('mvn', ['-q', 'dependency:copy', `-Dartifact=org.apache.storm:multilang-javascript:${STORM_VERSION}`, `-DoutputDirectory=${dir}`], { stdio: 'ignore' });
+    execFileSync(
+      'mvn',
+      [
+        '-q',
+        'dependency:copy',
+        `-Dartifact=org.apache.storm:multilang-javascript:${STORM_VERSION}`,
+        `-DoutputDirectory=${dir}`,
+      ],
+      { stdio: 'ignore' },
+    );
     execFileSync('jar', ['xf', `multilang-javascript-${STORM_VERSION}.jar`, 'resources/storm.js'], { cwd: dir });
     return stormJs;
   } catch {
@@ -46,13 +55,22 @@ function fetchStormJs(root: string): string | undefined {
 
 async function bundle(root: string, entry: string, out: string): Promise<string> {
   const outfile = join(root, 'bench/.build', out);
-  await build({ entryPoints: [join(root, entry)], outfile, bundle: true, platform: 'node', target: 'node18', logLevel: 'warning' });
+  await build({
+    entryPoints: [join(root, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node18',
+    logLevel: 'warning',
+  });
   return outfile;
 }
 
 /** Two busy loops at the lowest priority: they take only CPU time nothing else wants. */
 export function startBusyLoops(): () => void {
-  const loops: ChildProcess[] = Array.from({ length: cpus().length }, () => spawn('nice', ['-n', '19', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }));
+  const loops: ChildProcess[] = Array.from({ length: cpus().length }, () =>
+    spawn('nice', ['-n', '19', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }),
+  );
   return () => {
     for (const loop of loops) loop.kill('SIGKILL');
   };
@@ -120,9 +138,15 @@ export interface ProtocolOptions {
   responders: Responder[];
 }
 
-export async function protocolBench(root: string, zk: ZooKeeperServer, options: ProtocolOptions, log: (line: string) => void): Promise<ProtocolFigures[]> {
+export async function protocolBench(
+  root: string,
+  zk: ZooKeeperServer,
+  options: ProtocolOptions,
+  log: (line: string) => void,
+): Promise<ProtocolFigures[]> {
   const stormJs = options.responders.includes('stormjs') ? fetchStormJs(root) : undefined;
-  if (options.responders.includes('stormjs') && !stormJs) log('storm.js could not be fetched from Maven Central: measuring without it');
+  if (options.responders.includes('stormjs') && !stormJs)
+    log('storm.js could not be fetched from Maven Central: measuring without it');
   const driver = await bundle(root, 'bench/driver/leanDriver.ts', 'lean-driver.js');
   const spout = await bundle(root, 'bench/syntheticSpout.ts', 'synthetic-spout.js');
   const responders = options.responders.filter((r) => r !== 'stormjs' || stormJs);
@@ -151,8 +175,22 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, options: 
             const settings =
               responder === 'spout64'
                 ? { maxEmitPerNext: BATCH, maxRecordsInMemory: 100_000 }
-                : { maxEmitPerNext: BATCH, maxRecordsPerRequest: 10_000, shardBufferSize: 20_000, maxRecordsInMemory: 100_000, directStdio: responder !== 'spoutLoop' };
-            const conf = isSpout ? benchConf(zk, undefined, 'synthetic', `protocol-${process.pid}-${regime}-${payload}-${round}-${responder}`, settings) : {};
+                : {
+                    maxEmitPerNext: BATCH,
+                    maxRecordsPerRequest: 10_000,
+                    shardBufferSize: 20_000,
+                    maxRecordsInMemory: 100_000,
+                    directStdio: responder !== 'spoutLoop',
+                  };
+            const conf = isSpout
+              ? benchConf(
+                  zk,
+                  undefined,
+                  'synthetic',
+                  `protocol-${process.pid}-${regime}-${payload}-${round}-${responder}`,
+                  settings,
+                )
+              : {};
             const env: Record<string, string> = {
               PAYLOAD_BYTES: String(payload),
               CEILING_BATCH: String(BATCH),
@@ -162,7 +200,15 @@ export async function protocolBench(root: string, zk: ZooKeeperServer, options: 
               // Only one shard needs more than Kinesis's pacing allows; 64 read within it (and within the memory caps).
               SYNTHETIC_RECORDS_PER_CALL: responder === 'spout64' ? '0' : String(SYNTHETIC_RECORDS_PER_CALL),
             };
-            const result = await drive(driver, { script: scriptOf[responder], env, conf, startTimeoutMs: 30_000, warmupSeconds: options.warmupSeconds, seconds: options.seconds, windowMs: 100 });
+            const result = await drive(driver, {
+              script: scriptOf[responder],
+              env,
+              conf,
+              startTimeoutMs: 30_000,
+              warmupSeconds: options.warmupSeconds,
+              seconds: options.seconds,
+              windowMs: 100,
+            });
             runs.get(responder)!.push(result);
             log(
               `protocol ${regime} ${payload} B round ${round + 1} ${responder}: ${Math.round(result.tuplesPerSecond)} tuples/s ` +
@@ -190,7 +236,9 @@ function summarizeRuns(regime: Regime, payload: number, runs: Map<Responder, Dri
       fastTuplesPerSecond: of(list, (r) => Math.round(r.fast.tuplesPerSecond)),
       slowTuplesPerSecond: of(list, (r) => Math.round(r.slow.tuplesPerSecond)),
       slowShare: of(list, (r) => r.slow.share),
-      toCeiling: ceiling ? summarize(list.map((r, i) => r.tuplesPerSecond / ceiling[i].tuplesPerSecond)) : summarize([]),
+      toCeiling: ceiling
+        ? summarize(list.map((r, i) => r.tuplesPerSecond / ceiling[i].tuplesPerSecond))
+        : summarize([]),
       cpuMicrosPerTuple: of(list, (r) => r.responderCpuMicrosPerTuple),
       userCpuMicrosPerTuple: of(list, (r) => r.responderUserMicrosPerTuple),
       rssMiB: of(list, (r) => r.rssMiB),
@@ -209,7 +257,9 @@ function summarizeRuns(regime: Regime, payload: number, runs: Map<Responder, Dri
       ? {
           spoutToStormjs: {
             throughput: summarize(spout.map((r, i) => r.tuplesPerSecond / stormjs[i].tuplesPerSecond)),
-            cpuPerTuple: summarize(spout.map((r, i) => r.responderCpuMicrosPerTuple / stormjs[i].responderCpuMicrosPerTuple)),
+            cpuPerTuple: summarize(
+              spout.map((r, i) => r.responderCpuMicrosPerTuple / stormjs[i].responderCpuMicrosPerTuple),
+            ),
           },
         }
       : {}),

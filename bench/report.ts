@@ -29,31 +29,43 @@ export interface Report {
 const START = '<!-- bench:start -->';
 const END = '<!-- bench:end -->';
 const fixed = (x: number, digits: number) => (digits === 0 ? String(Math.round(x)) : x.toFixed(digits));
-const range = (s: Summary, unit = '', digits = 0) => `${fixed(s.median, digits)}${unit} (${fixed(s.min, digits)}–${fixed(s.max, digits)}, n=${s.n})`;
+const range = (s: Summary, unit = '', digits = 0) =>
+  `${fixed(s.median, digits)}${unit} (${fixed(s.min, digits)}–${fixed(s.max, digits)}, n=${s.n})`;
 const pct = (s: Summary) => `${Math.round(s.median * 100)} % (${Math.round(s.min * 100)}–${Math.round(s.max * 100)} %)`;
 const ms = (s: Summary) => `${Math.round(s.median)} ms (${Math.round(s.min)}–${Math.round(s.max)}, n=${s.n})`;
 
 function sections(r: Report): string[] {
-  const out = [`Measured ${r.date.slice(0, 10)} on ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGiB} GiB, Node ${r.node}, commit ${r.commit}: medians (min–max, n runs).`, ''];
+  const out = [
+    `Measured ${r.date.slice(0, 10)} on ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGiB} GiB, Node ${r.node}, commit ${r.commit}: medians (min–max, n runs).`,
+    '',
+  ];
   for (const note of r.notes ?? []) out.push(note, '');
   if (r.protocol) {
     out.push(
       '**Protocol** (the lean driver: raw frames over pipes, every ack a round trip waiting for its sync, from 1 s after the first tuple; ' +
-        'processes alternating round by round; synthetic records; ceiling = a process that only answers the protocol through Node\'s event loop; ' +
+        "processes alternating round by round; synthetic records; ceiling = a process that only answers the protocol through Node's event loop; " +
         'fast and slow phases: 100 ms windows split in two by rate; ratios taken within each round, then summarized):',
       '',
     );
     const names: Record<Responder, string> = {
       ceiling: 'ceiling',
       floor: 'floor: the ceiling with blocking pipe I/O, no event loop',
-      stormjs: 'storm.js (Storm\'s library)',
+      stormjs: "storm.js (Storm's library)",
       spout: '**kinesis-shell-spout**, 1 shard',
       spout64: '**kinesis-shell-spout**, 64 shards',
       spoutLoop: 'kinesis-shell-spout, 1 shard, `directStdio: false`',
     };
     for (const regime of [...new Set(r.protocol.map((p) => p.regime))]) {
-      out.push(regime === 'busy' ? '*Both CPUs kept busy* (two `nice -n 19` busy loops beside the run, as on a loaded worker host):' : '*CPUs idle* (every wake-up is slow on this VM):', '');
-      out.push('| payload | process | tuples/s | fast phase / slow phase (share of time slow) | of the ceiling | µs CPU per tuple | of which user | RSS |', '|---|---|---|---|---|---|---|---|');
+      out.push(
+        regime === 'busy'
+          ? '*Both CPUs kept busy* (two `nice -n 19` busy loops beside the run, as on a loaded worker host):'
+          : '*CPUs idle* (every wake-up is slow on this VM):',
+        '',
+      );
+      out.push(
+        '| payload | process | tuples/s | fast phase / slow phase (share of time slow) | of the ceiling | µs CPU per tuple | of which user | RSS |',
+        '|---|---|---|---|---|---|---|---|',
+      );
       const ofRegime = r.protocol.filter((p) => p.regime === regime);
       for (const p of ofRegime) {
         for (const name of RESPONDERS) {
@@ -65,9 +77,17 @@ function sections(r: Report): string[] {
           );
         }
       }
-      const dry = ofRegime.flatMap((p) => RESPONDERS.filter((n) => (p.responders[n]?.emptyNextsPerSecond?.median ?? 0) > 0).map((n) => `${names[n]} at ${p.payloadBytes} B (${Math.round(p.responders[n]!.emptyNextsPerSecond.median)}/s)`));
+      const dry = ofRegime.flatMap((p) =>
+        RESPONDERS.filter((n) => (p.responders[n]?.emptyNextsPerSecond?.median ?? 0) > 0).map(
+          (n) => `${names[n]} at ${p.payloadBytes} B (${Math.round(p.responders[n]!.emptyNextsPerSecond.median)}/s)`,
+        ),
+      );
       if (dry.length) out.push('', `\`next\` answered with nothing (the source ran dry): ${dry.join('; ')}.`);
-      out.push('', '| payload | spout throughput vs storm.js | spout CPU per tuple vs storm.js | driver\'s own ceiling (1 / its CPU per tuple, against the ceiling process) | driver\'s ceiling over the spout\'s throughput |', '|---|---|---|---|---|');
+      out.push(
+        '',
+        "| payload | spout throughput vs storm.js | spout CPU per tuple vs storm.js | driver's own ceiling (1 / its CPU per tuple, against the ceiling process) | driver's ceiling over the spout's throughput |",
+        '|---|---|---|---|---|',
+      );
       for (const p of ofRegime) {
         const vs = p.spoutToStormjs;
         out.push(
@@ -84,18 +104,34 @@ function sections(r: Report): string[] {
     rows.push(`| parent's last ack → first child record emitted | ${ms(r.reshard.parentLastAckToFirstChildEmitMs)} |`);
   }
   if (r.failover) {
-    rows.push(`| SIGKILL of 1 of 3 processes → its shards emitted again (10 s session timeout) | ${ms(r.failover.killToResumeMs)} |`);
+    rows.push(
+      `| SIGKILL of 1 of 3 processes → its shards emitted again (10 s session timeout) | ${ms(r.failover.killToResumeMs)} |`,
+    );
     rows.push(`| duplicates per SIGKILL | ${range(r.failover.duplicatesPerKill)} |`);
   }
-  if (r.latency) rows.push(`| put → emit at idle (median / p99, ${r.latency.samples} records) | ${r.latency.medianMs} ms / ${r.latency.p99Ms} ms |`);
+  if (r.latency)
+    rows.push(
+      `| put → emit at idle (median / p99, ${r.latency.samples} records) | ${r.latency.medianMs} ms / ${r.latency.p99Ms} ms |`,
+    );
   if (r.cost) {
     rows.push(`| GetRecords per second per idle shard | ${r.cost.idleGetRecordsPerShardPerSecond} |`);
-    rows.push(`| ZooKeeper checkpoint writes per second per busy shard | ${r.cost.busyCheckpointWritesPerShardPerSecond} |`);
+    rows.push(
+      `| ZooKeeper checkpoint writes per second per busy shard | ${r.cost.busyCheckpointWritesPerShardPerSecond} |`,
+    );
   }
   for (const t of r.throughput ?? []) {
-    rows.push(`| ${t.emulator}: ${t.records} pre-filled records (4 shards), spout acked vs the emulator's raw GetRecords read just before | ${t.spoutRecordsPerSecond.median} vs ${t.rawRecordsPerSecond.median} records/s: ${pct(t.ratio)} |`);
+    rows.push(
+      `| ${t.emulator}: ${t.records} pre-filled records (4 shards), spout acked vs the emulator's raw GetRecords read just before | ${t.spoutRecordsPerSecond.median} vs ${t.rawRecordsPerSecond.median} records/s: ${pct(t.ratio)} |`,
+    );
   }
-  if (rows.length) out.push('**Against kinesis-local** (default settings unless said):', '', '| figure | value |', '|---|---|', ...rows);
+  if (rows.length)
+    out.push(
+      '**Against kinesis-local** (default settings unless said):',
+      '',
+      '| figure | value |',
+      '|---|---|',
+      ...rows,
+    );
   return out;
 }
 
@@ -118,7 +154,13 @@ if (require.main === module) {
   const older = sections.filter((key) => merged[key] !== undefined && sourceOf(key) !== latest);
   const bySource = new Map<Report, string[]>();
   for (const key of older) bySource.set(sourceOf(key)!, [...(bySource.get(sourceOf(key)!) ?? []), key]);
-  merged.notes = [...(latest.notes ?? []), ...[...bySource].map(([from, keys]) => `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`)];
+  merged.notes = [
+    ...(latest.notes ?? []),
+    ...[...bySource].map(
+      ([from, keys]) =>
+        `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`,
+    ),
+  ];
   // Figures from before the lean driver have another shape: only the current one is rendered.
   if (merged.protocol && !merged.protocol.every((p) => 'regime' in p)) delete merged.protocol;
   const readme = join(__dirname, '../README.md');

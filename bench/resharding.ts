@@ -47,7 +47,11 @@ function producer(client: KinesisClient, stream: string): { stop(): Promise<void
   let n = 0;
   const loop = (async () => {
     while (!stopped) {
-      await putRecords(client, stream, Array.from({ length: 10 }, () => ({ partitionKey: `k${n % 16}`, data: String(n++) })));
+      await putRecords(
+        client,
+        stream,
+        Array.from({ length: 10 }, () => ({ partitionKey: `k${n % 16}`, data: String(n++) })),
+      );
       await sleep(100);
     }
   })();
@@ -60,7 +64,12 @@ function producer(client: KinesisClient, stream: string): { stop(): Promise<void
 }
 
 /** Runs `work` while records are put and every driver is pumped; stops both however `work` ends. */
-async function withTraffic<T>(client: KinesisClient, stream: string, drivers: StormDriver[], work: (pumped: Pumped) => Promise<T>): Promise<T> {
+async function withTraffic<T>(
+  client: KinesisClient,
+  stream: string,
+  drivers: StormDriver[],
+  work: (pumped: Pumped) => Promise<T>,
+): Promise<T> {
   const pumped = pumpAll(drivers);
   const produce = producer(client, stream);
   try {
@@ -78,7 +87,13 @@ export interface ReshardFigures {
   parentLastAckToFirstChildEmitMs: Summary;
 }
 
-export async function reshardBench(zk: ZooKeeperServer, kinesis: KinesisServer, client: KinesisClient, runs: number, log: (line: string) => void): Promise<ReshardFigures> {
+export async function reshardBench(
+  zk: ZooKeeperServer,
+  kinesis: KinesisServer,
+  client: KinesisClient,
+  runs: number,
+  log: (line: string) => void,
+): Promise<ReshardFigures> {
   const pickup: number[] = [];
   const afterAck: number[] = [];
   for (let run = 0; run < runs; run += 1) {
@@ -91,11 +106,17 @@ export async function reshardBench(zk: ZooKeeperServer, kinesis: KinesisServer, 
       const splitAt = performance.now();
       const children = await splitShard(client, stream, parent);
       while (!pumped.emits.some((e) => children.includes(shardOf(e.emit.id)))) await sleep(10);
-      const firstChild = Math.min(...pumped.emits.filter((e) => children.includes(shardOf(e.emit.id))).map((e) => e.emit.receivedAt));
-      const lastParentAck = Math.max(...[...pumped.ackedAt].filter(([id]) => shardOf(id) === parent).map(([, at]) => at));
+      const firstChild = Math.min(
+        ...pumped.emits.filter((e) => children.includes(shardOf(e.emit.id))).map((e) => e.emit.receivedAt),
+      );
+      const lastParentAck = Math.max(
+        ...[...pumped.ackedAt].filter(([id]) => shardOf(id) === parent).map(([, at]) => at),
+      );
       pickup.push(firstChild - splitAt);
       afterAck.push(firstChild - lastParentAck);
-      log(`reshard run ${run + 1}: split → first child emit ${Math.round(firstChild - splitAt)} ms, parent's last ack → first child emit ${Math.round(firstChild - lastParentAck)} ms`);
+      log(
+        `reshard run ${run + 1}: split → first child emit ${Math.round(firstChild - splitAt)} ms, parent's last ack → first child emit ${Math.round(firstChild - lastParentAck)} ms`,
+      );
     });
   }
   return { splitToFirstChildEmitMs: summarize(pickup), parentLastAckToFirstChildEmitMs: summarize(afterAck) };
@@ -106,21 +127,39 @@ export interface FailoverFigures {
   duplicatesPerKill: Summary;
 }
 
-export async function failoverBench(zk: ZooKeeperServer, kinesis: KinesisServer, client: KinesisClient, runs: number, log: (line: string) => void): Promise<FailoverFigures> {
+export async function failoverBench(
+  zk: ZooKeeperServer,
+  kinesis: KinesisServer,
+  client: KinesisClient,
+  runs: number,
+  log: (line: string) => void,
+): Promise<FailoverFigures> {
   const resume: number[] = [];
   const duplicates: number[] = [];
   for (let run = 0; run < runs; run += 1) {
     const stream = `bench-kill-${process.pid}-${run}`;
     await createStream(client, stream, 6);
     const drivers: StormDriver[] = [];
-    for (const taskId of [1, 2, 3]) drivers.push(await StormDriver.start({ conf: benchConf(zk, kinesis, stream, `kill-${run}`), taskId, componentTasks: [1, 2, 3] }));
+    for (const taskId of [1, 2, 3])
+      drivers.push(
+        await StormDriver.start({
+          conf: benchConf(zk, kinesis, stream, `kill-${run}`),
+          taskId,
+          componentTasks: [1, 2, 3],
+        }),
+      );
     await withTraffic(client, stream, drivers, async (pumped) => {
       await sleep(4_000);
       const victim = drivers[1];
       const orphans = new Set(pumped.emits.filter((e) => e.pid === victim.pid).map((e) => shardOf(e.emit.id)));
       victim.signal('SIGKILL');
       const killedAt = performance.now();
-      const resumedAt = () => [...orphans].map((s) => pumped.emits.find((e) => e.pid !== victim.pid && shardOf(e.emit.id) === s && e.emit.receivedAt > killedAt)?.emit.receivedAt);
+      const resumedAt = () =>
+        [...orphans].map(
+          (s) =>
+            pumped.emits.find((e) => e.pid !== victim.pid && shardOf(e.emit.id) === s && e.emit.receivedAt > killedAt)
+              ?.emit.receivedAt,
+        );
       while (resumedAt().some((t) => t === undefined)) await sleep(50);
       const took = Math.max(...(resumedAt() as number[])) - killedAt;
       await sleep(2_000);
@@ -128,7 +167,9 @@ export async function failoverBench(zk: ZooKeeperServer, kinesis: KinesisServer,
       const duplicated = ids.length - new Set(ids).size;
       resume.push(took);
       duplicates.push(duplicated);
-      log(`failover run ${run + 1}: ${orphans.size} orphaned shard(s) emitted again ${Math.round(took)} ms after SIGKILL; ${duplicated} duplicate(s)`);
+      log(
+        `failover run ${run + 1}: ${orphans.size} orphaned shard(s) emitted again ${Math.round(took)} ms after SIGKILL; ${duplicated} duplicate(s)`,
+      );
     });
   }
   return { killToResumeMs: summarize(resume), duplicatesPerKill: summarize(duplicates) };

@@ -25,7 +25,10 @@ const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-async function withEmulator<T>(start: () => Promise<KinesisServer>, work: (server: KinesisServer, client: KinesisClient) => Promise<T>): Promise<T> {
+async function withEmulator<T>(
+  start: () => Promise<KinesisServer>,
+  work: (server: KinesisServer, client: KinesisClient) => Promise<T>,
+): Promise<T> {
   const server = await start();
   const client = kinesisClient(server);
   try {
@@ -54,7 +57,8 @@ async function main(): Promise<void> {
     if (has('protocol')) {
       const responders = list('BENCH_RESPONDERS', RESPONDERS.join(','));
       const unknown = responders.filter((r) => !(RESPONDERS as readonly string[]).includes(r));
-      if (unknown.length) throw new Error(`BENCH_RESPONDERS: unknown ${unknown.join(', ')}; allowed: ${RESPONDERS.join(', ')}`);
+      if (unknown.length)
+        throw new Error(`BENCH_RESPONDERS: unknown ${unknown.join(', ')}; allowed: ${RESPONDERS.join(', ')}`);
       const regimes = list('BENCH_REGIMES', 'idle,busy');
       const badRegime = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
       if (badRegime) throw new Error(`BENCH_REGIMES: unknown ${badRegime}; allowed: idle, busy`);
@@ -78,10 +82,17 @@ async function main(): Promise<void> {
         if (has('failover')) report.failover = await failoverBench(zk, server, client, QUICK ? 1 : 3, log);
         if (has('latency')) report.latency = await latencyBench(zk, server, client, QUICK ? 10 : 100, log);
         if (has('cost')) report.cost = await costBench(zk, server, client, QUICK ? 2 : 10, log);
-        if (has('throughput')) report.throughput = [await throughputBench('kinesis-local', zk, server, client, QUICK ? 1_000 : 8_000, QUICK ? 1 : 3, log)];
+        if (has('throughput'))
+          report.throughput = [
+            await throughputBench('kinesis-local', zk, server, client, QUICK ? 1_000 : 8_000, QUICK ? 1 : 3, log),
+          ];
       });
       if (has('throughput')) {
-        report.throughput!.push(await withEmulator(startKinesalite, (server, client) => throughputBench('kinesalite', zk, server, client, QUICK ? 1_000 : 20_000, QUICK ? 1 : 3, log)));
+        report.throughput!.push(
+          await withEmulator(startKinesalite, (server, client) =>
+            throughputBench('kinesalite', zk, server, client, QUICK ? 1_000 : 20_000, QUICK ? 1 : 3, log),
+          ),
+        );
       }
     }
   } finally {
@@ -96,7 +107,9 @@ async function main(): Promise<void> {
     writeFileSync(readme, renderReadme(readFileSync(readme, 'utf8'), report));
     log('README benchmark section regenerated');
   } else if (!QUICK) {
-    log(`some sections only: README left alone (npx tsx bench/report.ts <older full result> ${file} merges them into it)`);
+    log(
+      `some sections only: README left alone (npx tsx bench/report.ts <older full result> ${file} merges them into it)`,
+    );
   }
 }
 

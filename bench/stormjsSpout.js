@@ -14,7 +14,10 @@ BenchSpout.prototype.constructor = BenchSpout;
 BenchSpout.prototype.nextTuple = function nextTuple(done) {
   for (let i = 0; i < batch; i += 1) {
     this.seq += 1;
-    this.emit({ tuple: ['key', payload, 'shardId-000000000000', String(this.seq), 0], id: `shardId-000000000000:${this.seq}` }, () => undefined);
+    this.emit(
+      { tuple: ['key', payload, 'shardId-000000000000', String(this.seq), 0], id: `shardId-000000000000:${this.seq}` },
+      () => undefined,
+    );
   }
   done();
 };

@@ -16,7 +16,13 @@ export interface LatencyFigures {
   samples: number;
 }
 
-export async function latencyBench(zk: ZooKeeperServer, kinesis: KinesisServer, client: KinesisClient, samples: number, log: (line: string) => void): Promise<LatencyFigures> {
+export async function latencyBench(
+  zk: ZooKeeperServer,
+  kinesis: KinesisServer,
+  client: KinesisClient,
+  samples: number,
+  log: (line: string) => void,
+): Promise<LatencyFigures> {
   const stream = `bench-latency-${process.pid}`;
   await createStream(client, stream, 1);
   const driver = await StormDriver.start({ conf: benchConf(zk, kinesis, stream, 'latency') });
@@ -46,7 +52,11 @@ export async function latencyBench(zk: ZooKeeperServer, kinesis: KinesisServer, 
     await pump;
     await driver.stop(3_000);
   }
-  const figures = { medianMs: Math.round(percentile(latencies, 50)), p99Ms: Math.round(percentile(latencies, 99)), samples: latencies.length };
+  const figures = {
+    medianMs: Math.round(percentile(latencies, 50)),
+    p99Ms: Math.round(percentile(latencies, 99)),
+    samples: latencies.length,
+  };
   log(`latency at idle: median ${figures.medianMs} ms, p99 ${figures.p99Ms} ms over ${figures.samples} records`);
   return figures;
 }
@@ -59,7 +69,13 @@ export interface CostFigures {
 }
 
 /** Counts from the spout's own `stats:` lines over a window, idle first, then with records flowing. */
-export async function costBench(zk: ZooKeeperServer, kinesis: KinesisServer, client: KinesisClient, seconds: number, log: (line: string) => void): Promise<CostFigures> {
+export async function costBench(
+  zk: ZooKeeperServer,
+  kinesis: KinesisServer,
+  client: KinesisClient,
+  seconds: number,
+  log: (line: string) => void,
+): Promise<CostFigures> {
   const shards = 4;
   const stream = `bench-cost-${process.pid}`;
   await createStream(client, stream, shards);
@@ -79,7 +95,11 @@ export async function costBench(zk: ZooKeeperServer, kinesis: KinesisServer, cli
     let producing = true;
     const produce = (async () => {
       for (let n = 0; producing; n += 1) {
-        await putRecords(client, stream, Array.from({ length: 20 }, (_, i) => ({ partitionKey: `k${i}`, data: String(n) })));
+        await putRecords(
+          client,
+          stream,
+          Array.from({ length: 20 }, (_, i) => ({ partitionKey: `k${i}`, data: String(n) })),
+        );
         await sleep(100);
       }
     })();
@@ -92,7 +112,9 @@ export async function costBench(zk: ZooKeeperServer, kinesis: KinesisServer, cli
       shards,
       seconds,
     };
-    log(`cost: idle ${figures.idleGetRecordsPerShardPerSecond} GetRecords/s per shard; busy ${figures.busyCheckpointWritesPerShardPerSecond} ZooKeeper checkpoint writes/s per shard`);
+    log(
+      `cost: idle ${figures.idleGetRecordsPerShardPerSecond} GetRecords/s per shard; busy ${figures.busyCheckpointWritesPerShardPerSecond} ZooKeeper checkpoint writes/s per shard`,
+    );
     return figures;
   } finally {
     stopped = true;
@@ -117,7 +139,11 @@ async function rawReadRate(client: KinesisClient, stream: string, records: numbe
   let read = 0;
   await Promise.all(
     shards.map(async (ShardId) => {
-      let iterator = (await client.send(new GetShardIteratorCommand({ StreamName: stream, ShardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+      let iterator = (
+        await client.send(
+          new GetShardIteratorCommand({ StreamName: stream, ShardId, ShardIteratorType: 'TRIM_HORIZON' }),
+        )
+      ).ShardIterator;
       while (iterator) {
         const page = await client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1_000 }));
         read += page.Records?.length ?? 0;
@@ -130,16 +156,35 @@ async function rawReadRate(client: KinesisClient, stream: string, records: numbe
   return Math.round(read / ((performance.now() - began) / 1_000));
 }
 
-export async function throughputBench(emulator: string, zk: ZooKeeperServer, kinesis: KinesisServer, client: KinesisClient, records: number, runs: number, log: (line: string) => void): Promise<ThroughputFigures> {
+export async function throughputBench(
+  emulator: string,
+  zk: ZooKeeperServer,
+  kinesis: KinesisServer,
+  client: KinesisClient,
+  records: number,
+  runs: number,
+  log: (line: string) => void,
+): Promise<ThroughputFigures> {
   const stream = `bench-throughput-${process.pid}`;
   await createStream(client, stream, 4);
-  for (let i = 0; i < records; i += 500) await putRecords(client, stream, Array.from({ length: Math.min(500, records - i) }, (_, j) => ({ partitionKey: `k${i + j}`, data: 'x'.repeat(100) })));
+  for (let i = 0; i < records; i += 500)
+    await putRecords(
+      client,
+      stream,
+      Array.from({ length: Math.min(500, records - i) }, (_, j) => ({
+        partitionKey: `k${i + j}`,
+        data: 'x'.repeat(100),
+      })),
+    );
   const raws: number[] = [];
   const rates: number[] = [];
   for (let run = 0; run < runs; run += 1) {
     // The emulator's rate drifts from run to run: each spout run is compared with a raw read just before.
     raws.push(await rawReadRate(client, stream, records));
-    const driver = await StormDriver.start({ conf: benchConf(zk, kinesis, stream, `throughput-${emulator}-${run}`), keepHistory: false });
+    const driver = await StormDriver.start({
+      conf: benchConf(zk, kinesis, stream, `throughput-${emulator}-${run}`),
+      keepHistory: false,
+    });
     let acked = 0;
     let first = 0;
     await driver.pump(() => acked >= records, {
@@ -154,6 +199,8 @@ export async function throughputBench(emulator: string, zk: ZooKeeperServer, kin
     await driver.stop(3_000);
   }
   const ratio = summarize(rates.map((rate, i) => rate / raws[i]));
-  log(`${emulator}: raw GetRecords ${raws.join(', ')} records/s; spout ${rates.join(', ')} records/s acked (median ${Math.round(ratio.median * 100)} %)`);
+  log(
+    `${emulator}: raw GetRecords ${raws.join(', ')} records/s; spout ${rates.join(', ')} records/s acked (median ${Math.round(ratio.median * 100)} %)`,
+  );
   return { emulator, records, rawRecordsPerSecond: summarize(raws), spoutRecordsPerSecond: summarize(rates), ratio };
 }

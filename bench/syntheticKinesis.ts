@@ -2,13 +2,23 @@
  * An in-memory Kinesis that always has records: the spout's own cost is measured, not the emulator's.
  * Answers just the calls the spout makes; every shard is open and always "behind".
  */
-import { DescribeStreamSummaryCommand, GetRecordsCommand, GetShardIteratorCommand, ListShardsCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
+import {
+  DescribeStreamSummaryCommand,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  ListShardsCommand,
+  type KinesisClient,
+} from '@aws-sdk/client-kinesis';
 
 /**
  * `recordsPerCall` above the call's `Limit` lets one shard outrun the reader's pacing (5 calls/s, as
  * Kinesis allows): the protocol benchmark must measure the spout, not a shard's read limit.
  */
-export function syntheticKinesis(options: { shards: number; payloadBytes: number; recordsPerCall?: number }): KinesisClient {
+export function syntheticKinesis(options: {
+  shards: number;
+  payloadBytes: number;
+  recordsPerCall?: number;
+}): KinesisClient {
   const data = new Uint8Array(Buffer.from('x'.repeat(options.payloadBytes)));
   const shardIds = Array.from({ length: options.shards }, (_, i) => `shardId-${String(i).padStart(12, '0')}`);
   // Sequence numbers as long as real ones, made without BigInt arithmetic: the source should cost little.
@@ -20,11 +30,23 @@ export function syntheticKinesis(options: { shards: number; payloadBytes: number
     const input = command.input;
     switch (true) {
       case command instanceof DescribeStreamSummaryCommand:
-        return { StreamDescriptionSummary: { StreamARN: 'arn:aws:kinesis:us-east-1:000000000000:stream/synthetic', StreamCreationTimestamp: new Date(0) } };
+        return {
+          StreamDescriptionSummary: {
+            StreamARN: 'arn:aws:kinesis:us-east-1:000000000000:stream/synthetic',
+            StreamCreationTimestamp: new Date(0),
+          },
+        };
       case command instanceof ListShardsCommand:
-        return { Shards: shardIds.map((ShardId) => ({ ShardId, SequenceNumberRange: { StartingSequenceNumber: sequence(0) } })) };
+        return {
+          Shards: shardIds.map((ShardId) => ({
+            ShardId,
+            SequenceNumberRange: { StartingSequenceNumber: sequence(0) },
+          })),
+        };
       case command instanceof GetShardIteratorCommand: {
-        const after = input.StartingSequenceNumber ? Number((input.StartingSequenceNumber as string).slice(prefix.length)) : 0;
+        const after = input.StartingSequenceNumber
+          ? Number((input.StartingSequenceNumber as string).slice(prefix.length))
+          : 0;
         return { ShardIterator: `${input.ShardId as string}|${after}` };
       }
       case command instanceof GetRecordsCommand: {
@@ -34,7 +56,12 @@ export function syntheticKinesis(options: { shards: number; payloadBytes: number
         const Records = [];
         for (let i = 0; i < limit; i += 1) {
           seq += 1;
-          Records.push({ SequenceNumber: sequence(seq), PartitionKey: keys[i % keys.length], Data: data, ApproximateArrivalTimestamp: arrival });
+          Records.push({
+            SequenceNumber: sequence(seq),
+            PartitionKey: keys[i % keys.length],
+            Data: data,
+            ApproximateArrivalTimestamp: arrival,
+          });
         }
         return { Records, NextShardIterator: `${shardId}|${seq}`, MillisBehindLatest: 60_000 };
       }

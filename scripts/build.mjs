@@ -39,14 +39,26 @@ function bundledPackages(inputs) {
 function describe(dir) {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   const license =
-    typeof pkg.license === 'string' ? pkg.license
-      : pkg.license?.type ?? (Array.isArray(pkg.licenses) ? pkg.licenses.map((l) => l.type ?? l).join(' OR ') : undefined);
+    typeof pkg.license === 'string'
+      ? pkg.license
+      : (pkg.license?.type ??
+        (Array.isArray(pkg.licenses) ? pkg.licenses.map((l) => l.type ?? l).join(' OR ') : undefined));
   // LICENSE, LICENSE.md, LICENCE.txt, license, COPYING; NOTICE files too (Apache-2.0 asks to pass them on).
-  const files = readdirSync(dir).filter((f) => /^(licen[cs]e|copying|notice)([.-].*)?$/i.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^(licen[cs]e|copying|notice)([.-].*)?$/i.test(f))
+    .sort();
   if (!license && files.length === 0) {
-    throw new Error(`${dir}: bundled into ${outfile} but declares no license and has no LICENSE file: cannot write its notice`);
+    throw new Error(
+      `${dir}: bundled into ${outfile} but declares no license and has no LICENSE file: cannot write its notice`,
+    );
   }
-  return { name: pkg.name ?? basename(dir), version: pkg.version ?? 'unknown', license: license ?? 'see the text below', dir, files };
+  return {
+    name: pkg.name ?? basename(dir),
+    version: pkg.version ?? 'unknown',
+    license: license ?? 'see the text below',
+    dir,
+    files,
+  };
 }
 
 function notices(packages) {
@@ -61,9 +73,11 @@ function notices(packages) {
     // The license's text is then the one another package of the same license ships, named here.
     const sameLicense = packages.find((other) => other.license === p.license && other.files.length > 0);
     const where = sameLicense ? `; its text is under ${sameLicense.name} ${sameLicense.version}` : '';
-    const missing = p.files.length === 0 ? [`(the package ships no license file; its package.json declares ${p.license}${where})\n`] : [];
+    const missing =
+      p.files.length === 0
+        ? [`(the package ships no license file; its package.json declares ${p.license}${where})\n`]
+        : [];
     return [rule, `${p.name} ${p.version}`, `License: ${p.license}`, rule, '', ...texts, ...missing].join('\n');
   });
   return `${[...header, ...sections].join('\n')}\n`;
 }
-

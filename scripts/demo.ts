@@ -25,14 +25,31 @@ async function main(): Promise<void> {
     await createStream(services.client, stream, 2);
     const dir = scratch('demo');
     // The spout's own defaults, except where the servers are.
-    const spout = { idlePollIntervalMs: 1_000, checkpointIntervalMs: 2_000, rebalanceIntervalMs: 2_000, shardSyncIntervalMs: 30_000, zookeeper: { sessionTimeoutMs: 10_000, root: '/demo' } };
-    topology = new LocalTopology(build, ['io.github.kinesisshellspout.example.KinesisTopology'], exampleConfig(services, stream, 'demo', dir, { spout }), dir);
-    process.stdout.write(`stream ${stream}: 2 shards; LocalCluster with 3 spout tasks on 2 workers (JVM log: ${topology.logFile})\n`);
+    const spout = {
+      idlePollIntervalMs: 1_000,
+      checkpointIntervalMs: 2_000,
+      rebalanceIntervalMs: 2_000,
+      shardSyncIntervalMs: 30_000,
+      zookeeper: { sessionTimeoutMs: 10_000, root: '/demo' },
+    };
+    topology = new LocalTopology(
+      build,
+      ['io.github.kinesisshellspout.example.KinesisTopology'],
+      exampleConfig(services, stream, 'demo', dir, { spout }),
+      dir,
+    );
+    process.stdout.write(
+      `stream ${stream}: 2 shards; LocalCluster with 3 spout tasks on 2 workers (JVM log: ${topology.logFile})\n`,
+    );
 
     const put: PutResult[] = [];
     const progress = () => {
       const received = new Set(topology!.received().map((r) => r.id));
-      return { received: received.size, deliveries: topology!.received().length, lag: put.filter((r) => !received.has(`${r.shardId}:${r.sequenceNumber}`)).length };
+      return {
+        received: received.size,
+        deliveries: topology!.received().length,
+        lag: put.filter((r) => !received.has(`${r.shardId}:${r.sequenceNumber}`)).length,
+      };
     };
     const ticker = setInterval(() => {
       const p = progress();
@@ -41,7 +58,10 @@ async function main(): Promise<void> {
 
     let children: string[] = [];
     for (let i = 0; i < RECORDS; i += BATCH) {
-      const batch = Array.from({ length: Math.min(BATCH, RECORDS - i) }, (_, j) => ({ partitionKey: `user-${(i + j) % 97}`, data: JSON.stringify({ n: i + j, at: Date.now() }) }));
+      const batch = Array.from({ length: Math.min(BATCH, RECORDS - i) }, (_, j) => ({
+        partitionKey: `user-${(i + j) % 97}`,
+        data: JSON.stringify({ n: i + j, at: Date.now() }),
+      }));
       put.push(...(await putRecords(services.client, stream, batch)));
       if (children.length === 0 && i >= RECORDS / 3) {
         const [parent] = (await listAllShards(services.client, stream)).map((s) => s.ShardId!);

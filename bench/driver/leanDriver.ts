@@ -39,7 +39,8 @@ function cpuMicrosOf(pid: number): { user: number; system: number } {
 
 function memoryMiB(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (key: string) => Number(/\s(\d+)/.exec(status.split('\n').find((l) => l.startsWith(key)) ?? '')?.[1] ?? 0);
+  const kib = (key: string) =>
+    Number(/\s(\d+)/.exec(status.split('\n').find((l) => l.startsWith(key)) ?? '')?.[1] ?? 0);
   return { rss: Math.round(kib('VmRSS:') / 1024), peak: Math.round(kib('VmHWM:') / 1024) };
 }
 
@@ -67,7 +68,10 @@ function run(spec: DriverSpec): DriverResult {
   const readReply = (ids: string[] | undefined, until: 'sync' | 'pid') => {
     for (;;) {
       const read = readSync(output, buffer, 0, buffer.length, null);
-      if (read === 0) throw new Error(`the responder closed its stdout${scanner.lastError ? ` (last error: ${scanner.lastError})` : ''}`);
+      if (read === 0)
+        throw new Error(
+          `the responder closed its stdout${scanner.lastError ? ` (last error: ${scanner.lastError})` : ''}`,
+        );
       const outcome = scanner.push(buffer.toString('latin1', 0, read), ids);
       if (outcome.taskIdReplies > 0) send('[2]\nend\n'.repeat(outcome.taskIdReplies));
       if (until === 'sync' ? outcome.synced : outcome.pid !== undefined) return;
@@ -75,7 +79,12 @@ function run(spec: DriverSpec): DriverResult {
   };
 
   const pidDir = mkdtempSync(join(tmpdir(), 'lean-pid-'));
-  const context = { taskid: 1, componentid: 'kinesis', 'task->component': { '1': 'kinesis', '99': '__acker' }, 'stream->outputfields': { default: ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'] } };
+  const context = {
+    taskid: 1,
+    componentid: 'kinesis',
+    'task->component': { '1': 'kinesis', '99': '__acker' },
+    'stream->outputfields': { default: ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'] },
+  };
   send(`${JSON.stringify({ pidDir, conf: { 'topology.name': 'bench', ...spec.conf }, context })}\nend\n`);
   readReply(undefined, 'pid');
   rmSync(pidDir, { recursive: true, force: true });
@@ -101,7 +110,10 @@ function run(spec: DriverSpec): DriverResult {
 
   const startDeadline = performance.now() + spec.startTimeoutMs;
   while (!cycle()) {
-    if (performance.now() > startDeadline) throw new Error(`no tuple within ${spec.startTimeoutMs} ms${scanner.lastError ? ` (last error: ${scanner.lastError})` : ''}`);
+    if (performance.now() > startDeadline)
+      throw new Error(
+        `no tuple within ${spec.startTimeoutMs} ms${scanner.lastError ? ` (last error: ${scanner.lastError})` : ''}`,
+      );
     // What Storm's default wait strategy does when nextTuple emits nothing.
     sleepMs(1);
   }

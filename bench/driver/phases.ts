@@ -26,5 +26,8 @@ export function splitPhases(rates: number[]): { fast: Phase; slow: Phase } {
     const one = { tuplesPerSecond: mean(sorted), share: 1 };
     return { fast: one, slow: one };
   }
-  return { fast: { tuplesPerSecond: hi, share: fast.length / n }, slow: { tuplesPerSecond: lo, share: slow.length / n } };
+  return {
+    fast: { tuplesPerSecond: hi, share: fast.length / n },
+    slow: { tuplesPerSecond: lo, share: slow.length / n },
+  };
 }

@@ -86,7 +86,10 @@ function beginStopping(why: string): void {
     // stdout may be gone with Storm.
   }
   void stopCoordinator();
-  setTimeout(() => void exitAfterShutdown(`${why}, and Storm did not close stdin within ${STOPPING_EXIT_AFTER_MS} ms`), STOPPING_EXIT_AFTER_MS).unref();
+  setTimeout(
+    () => void exitAfterShutdown(`${why}, and Storm did not close stdin within ${STOPPING_EXIT_AFTER_MS} ms`),
+    STOPPING_EXIT_AFTER_MS,
+  ).unref();
 }
 
 let exiting = false;
@@ -147,7 +150,9 @@ function onHandshake(body: string): void {
     member: { taskIndex: task.index, taskCount: task.count, host: hostname(), pid: process.pid },
   });
   spout = new KinesisSpout(config, coordinator, logger, realScheduler);
-  out.log(`kinesis-shell-spout task ${task.index + 1}/${task.count} reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`);
+  out.log(
+    `kinesis-shell-spout task ${task.index + 1}/${task.count} reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`,
+  );
   coordinator.start();
   setInterval(() => logStats(config), config.statsIntervalMs).unref();
   startMetrics(handshake.conf);
@@ -249,10 +254,11 @@ export function runSpout(runOptions: RunOptions = {}): void {
   stdio.start();
   process.on('SIGTERM', () => beginStopping('SIGTERM'));
   process.on('SIGINT', () => beginStopping('SIGINT'));
-  process.on('uncaughtException', (err) => fail(`kinesis-shell-spout crashed: ${describeError(err)}\n${err.stack ?? ''}`));
+  process.on('uncaughtException', (err) =>
+    fail(`kinesis-shell-spout crashed: ${describeError(err)}\n${err.stack ?? ''}`),
+  );
   // Node prints warnings (such as the AWS SDK's) on stderr, which Storm drains only now and then.
   process.removeAllListeners('warning');
   process.on('warning', (warning) => out.log(`node warning: ${warning.name}: ${warning.message}`, LogLevel.Debug));
   process.on('unhandledRejection', (err) => out.log(`unhandled rejection: ${describeError(err)}`, LogLevel.Warn));
 }
-

@@ -79,13 +79,15 @@ const validate = ajv.compile(configSchema);
 
 function badConfig(key: string, value: unknown, allowed: string): SpoutError {
   // Credentials are never shown, not even the wrong ones.
-  const shown = value === undefined ? '(missing)' : key.startsWith(`${CONF_KEY}.${SECRET}`) ? '(hidden)' : JSON.stringify(value);
+  const shown =
+    value === undefined ? '(missing)' : key.startsWith(`${CONF_KEY}.${SECRET}`) ? '(hidden)' : JSON.stringify(value);
   return new SpoutError(ErrorCode.BadConfig, `bad configuration: ${key} = ${shown}: ${allowed}`);
 }
 
 function valueAt(root: unknown, pointer: string): unknown {
   let node = root;
-  for (const part of pointer.split('/').slice(1)) node = isObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[part] : undefined;
+  for (const part of pointer.split('/').slice(1))
+    node = isObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[part] : undefined;
   return node;
 }
 
@@ -94,23 +96,42 @@ function explain(error: ErrorObject, config: unknown): SpoutError {
   const key = path === '' ? CONF_KEY : `${CONF_KEY}.${path}`;
   const value = valueAt(config, error.instancePath);
   const params = error.params as Record<string, unknown>;
-  if (path === 'initialPosition' || path.startsWith('initialPosition.') && path !== 'initialPosition.atTimestamp') {
-    return badConfig(`${CONF_KEY}.initialPosition`, valueAt(config, '/initialPosition'), 'allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}');
+  if (path === 'initialPosition' || (path.startsWith('initialPosition.') && path !== 'initialPosition.atTimestamp')) {
+    return badConfig(
+      `${CONF_KEY}.initialPosition`,
+      valueAt(config, '/initialPosition'),
+      'allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}',
+    );
   }
   const missing = params.missingProperty;
   if (path === '' && (error.keyword === 'oneOf' || missing === 'streamName' || missing === 'streamArn')) {
-    return badConfig(`${CONF_KEY}.streamName`, config === undefined ? undefined : valueAt(config, '/streamName'), 'exactly one of streamName or streamArn is required');
+    return badConfig(
+      `${CONF_KEY}.streamName`,
+      config === undefined ? undefined : valueAt(config, '/streamName'),
+      'exactly one of streamName or streamArn is required',
+    );
   }
   switch (error.keyword) {
     case 'additionalProperties': {
-      const schemaNode = valueAt(configSchema, error.schemaPath.replace(/^#/, '').replace(/\/additionalProperties$/, '')) as { properties?: object };
+      const schemaNode = valueAt(
+        configSchema,
+        error.schemaPath.replace(/^#/, '').replace(/\/additionalProperties$/, ''),
+      ) as { properties?: object };
       const allowed = Object.keys(schemaNode?.properties ?? {}).join(', ');
-      return badConfig(`${key}.${String(params.additionalProperty)}`, valueAt(value, `/${String(params.additionalProperty)}`), `unknown key; allowed keys: ${allowed}`);
+      return badConfig(
+        `${key}.${String(params.additionalProperty)}`,
+        valueAt(value, `/${String(params.additionalProperty)}`),
+        `unknown key; allowed keys: ${allowed}`,
+      );
     }
     case 'required':
       return badConfig(`${key}.${String(missing)}`, undefined, 'is required');
     case 'enum':
-      return badConfig(key, value, `allowed: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`);
+      return badConfig(
+        key,
+        value,
+        `allowed: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      );
     default:
       return badConfig(key, value, error.message ?? 'not allowed');
   }
@@ -128,7 +149,9 @@ export function loadConfig(stormConf: Record<string, unknown>, file?: string): S
       if (!isObject(parsed)) throw new Error('not a JSON object');
       base = parsed;
     } catch (err) {
-      throw new SpoutError(ErrorCode.BadConfig, `bad configuration file ${file}: ${(err as Error).message}`, { cause: err });
+      throw new SpoutError(ErrorCode.BadConfig, `bad configuration file ${file}: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
   const fromConf = stormConf[CONF_KEY];
@@ -152,17 +175,26 @@ export function validateConfig(raw: Record<string, unknown>, storm: StormDefault
   const valid = config as unknown as SpoutConfig;
   const origins: ConfigOrigins = {
     applicationName: valid.applicationName === undefined ? 'topology.name' : 'kinesis.spout.applicationName',
-    zookeeperConnect: valid.zookeeper.connect === undefined ? 'storm.zookeeper.servers' : 'kinesis.spout.zookeeper.connect',
+    zookeeperConnect:
+      valid.zookeeper.connect === undefined ? 'storm.zookeeper.servers' : 'kinesis.spout.zookeeper.connect',
     zookeeperAuth: valid.zookeeper.auth ? AuthSource.Spout : (storm.auth?.source ?? AuthSource.None),
   };
   valid.origins = origins;
   valid.applicationName ??= storm.topologyName!;
   if (valid.applicationName === undefined) {
-    throw badConfig(`${CONF_KEY}.applicationName`, undefined, 'is required when the topology conf has no topology.name');
+    throw badConfig(
+      `${CONF_KEY}.applicationName`,
+      undefined,
+      'is required when the topology conf has no topology.name',
+    );
   }
   valid.zookeeper.connect ??= storm.zookeeperConnect!;
   if (valid.zookeeper.connect === undefined) {
-    throw badConfig(`${CONF_KEY}.zookeeper.connect`, undefined, 'is required when the topology conf has no storm.zookeeper.servers');
+    throw badConfig(
+      `${CONF_KEY}.zookeeper.connect`,
+      undefined,
+      'is required when the topology conf has no storm.zookeeper.servers',
+    );
   }
   if (valid.zookeeper.auth) valid.zookeeper.creatorOnly = true;
   else {
@@ -174,10 +206,18 @@ export function validateConfig(raw: Record<string, unknown>, storm: StormDefault
     throw badConfig(`${CONF_KEY}.initialPosition.atTimestamp`, position.atTimestamp, 'must be an ISO-8601 date-time');
   }
   if (valid.retry.maxBackoffMs < valid.retry.initialBackoffMs) {
-    throw badConfig(`${CONF_KEY}.retry.maxBackoffMs`, valid.retry.maxBackoffMs, `must be >= retry.initialBackoffMs (${valid.retry.initialBackoffMs})`);
+    throw badConfig(
+      `${CONF_KEY}.retry.maxBackoffMs`,
+      valid.retry.maxBackoffMs,
+      `must be >= retry.initialBackoffMs (${valid.retry.initialBackoffMs})`,
+    );
   }
   if (valid.retry.onExhausted === 'deadLetter' && valid.retry.deadLetterStream === valid.outputStream) {
-    throw badConfig(`${CONF_KEY}.retry.deadLetterStream`, valid.retry.deadLetterStream, `must differ from outputStream: dead letters carry two more fields than the tuples`);
+    throw badConfig(
+      `${CONF_KEY}.retry.deadLetterStream`,
+      valid.retry.deadLetterStream,
+      `must differ from outputStream: dead letters carry two more fields than the tuples`,
+    );
   }
   return valid;
 }

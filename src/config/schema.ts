@@ -2,7 +2,14 @@
  * The configuration's JSON Schema: the validator and the documentation (README's table is generated from
  * the descriptions and defaults here by `npm run docs:config`).
  */
-export const TUPLE_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp', 'subSequence'] as const;
+export const TUPLE_FIELDS = [
+  'partitionKey',
+  'data',
+  'shardId',
+  'sequenceNumber',
+  'arrivalTimestamp',
+  'subSequence',
+] as const;
 export type TupleField = (typeof TUPLE_FIELDS)[number];
 
 /** What the spout does with a record failed more often than `retry.maxRetries` allows. */
@@ -20,7 +27,13 @@ export const DEAD_LETTER_FIELDS = ['attempts', 'lastFailureTime'] as const;
  */
 export const DEFAULT_MAX_RETRIES = 100;
 
-export const DEFAULT_OUTPUT_FIELDS: TupleField[] = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'];
+export const DEFAULT_OUTPUT_FIELDS: TupleField[] = [
+  'partitionKey',
+  'data',
+  'shardId',
+  'sequenceNumber',
+  'arrivalTimestamp',
+];
 
 const positiveMs = (description: string, defaultValue: number, minimum = 1) =>
   ({ type: 'integer', minimum, maximum: 86_400_000, default: defaultValue, description }) as const;
@@ -32,30 +45,77 @@ export const configSchema = {
   required: ['region'],
   oneOf: [{ required: ['streamName'] }, { required: ['streamArn'] }],
   properties: {
-    streamName: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[a-zA-Z0-9_.-]+$', description: 'Kinesis stream to read (or give `streamArn`).' },
-    streamArn: { type: 'string', pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+$', description: 'Stream ARN, instead of `streamName`.' },
+    streamName: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[a-zA-Z0-9_.-]+$',
+      description: 'Kinesis stream to read (or give `streamArn`).',
+    },
+    streamArn: {
+      type: 'string',
+      pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+$',
+      description: 'Stream ARN, instead of `streamName`.',
+    },
     region: { type: 'string', minLength: 1, description: 'AWS region of the stream.' },
-    endpoint: { type: 'string', pattern: '^https?://', description: 'Kinesis endpoint override (emulators, VPC endpoints). Default: the region\'s endpoint.' },
-    assumeRoleArn: { type: 'string', pattern: '^arn:aws[a-z-]*:iam::[0-9]{12}:role/', description: 'Role to assume on top of the default credential chain. Default: none.' },
-    applicationName: { type: 'string', minLength: 1, pattern: '^[a-zA-Z0-9_.-]+$', description: 'Namespaces checkpoints in ZooKeeper: where the data goes. Default: the topology name (`topology.name`), with a warning: a renamed topology then starts over, and two spout components on one stream split its shards. Set it.' },
+    endpoint: {
+      type: 'string',
+      pattern: '^https?://',
+      description: "Kinesis endpoint override (emulators, VPC endpoints). Default: the region's endpoint.",
+    },
+    assumeRoleArn: {
+      type: 'string',
+      pattern: '^arn:aws[a-z-]*:iam::[0-9]{12}:role/',
+      description: 'Role to assume on top of the default credential chain. Default: none.',
+    },
+    applicationName: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^[a-zA-Z0-9_.-]+$',
+      description:
+        'Namespaces checkpoints in ZooKeeper: where the data goes. Default: the topology name (`topology.name`), with a warning: a renamed topology then starts over, and two spout components on one stream split its shards. Set it.',
+    },
     initialPosition: {
-      description: 'Where shards open at the application\'s first start begin: `LATEST` (the first start time, recorded once), `TRIM_HORIZON`, or `{"atTimestamp": ISO-8601}`.',
+      description:
+        'Where shards open at the application\'s first start begin: `LATEST` (the first start time, recorded once), `TRIM_HORIZON`, or `{"atTimestamp": ISO-8601}`.',
       default: 'LATEST',
       oneOf: [
         { type: 'string', enum: ['LATEST', 'TRIM_HORIZON'] },
-        { type: 'object', additionalProperties: false, required: ['atTimestamp'], properties: { atTimestamp: { type: 'string', minLength: 1 } } },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['atTimestamp'],
+          properties: { atTimestamp: { type: 'string', minLength: 1 } },
+        },
       ],
     },
     outputFields: {
-      type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...TUPLE_FIELDS] },
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      items: { type: 'string', enum: [...TUPLE_FIELDS] },
       default: [...DEFAULT_OUTPUT_FIELDS],
-      description: 'Tuple fields, in order; must equal the fields the topology declares for the spout. `subSequence` (not in the default) is a KPL user record\'s index in its aggregate, null for a plain record.',
+      description:
+        "Tuple fields, in order; must equal the fields the topology declares for the spout. `subSequence` (not in the default) is a KPL user record's index in its aggregate, null for a plain record.",
     },
-    outputStream: { type: 'string', minLength: 1, default: 'default', description: 'Storm stream the tuples are emitted on.' },
-    dataFormat: { type: 'string', enum: ['utf8', 'base64', 'json'], default: 'utf8', description: 'How `data` is put in the tuple: UTF-8 text, base64, or parsed JSON (a record that is not JSON is emitted as text and logged).' },
+    outputStream: {
+      type: 'string',
+      minLength: 1,
+      default: 'default',
+      description: 'Storm stream the tuples are emitted on.',
+    },
+    dataFormat: {
+      type: 'string',
+      enum: ['utf8', 'base64', 'json'],
+      default: 'utf8',
+      description:
+        'How `data` is put in the tuple: UTF-8 text, base64, or parsed JSON (a record that is not JSON is emitted as text and logged).',
+    },
     deaggregate: {
-      type: 'boolean', default: true,
-      description: 'Split KPL-aggregated records into their user records, one tuple each (message id `<shardId>:<sequenceNumber>:<subSequence>`). `false`: every Kinesis record is one tuple, aggregates as their raw bytes.',
+      type: 'boolean',
+      default: true,
+      description:
+        'Split KPL-aggregated records into their user records, one tuple each (message id `<shardId>:<sequenceNumber>:<subSequence>`). `false`: every Kinesis record is one tuple, aggregates as their raw bytes.',
     },
     zookeeper: {
       type: 'object',
@@ -63,67 +123,151 @@ export const configSchema = {
       default: {},
       properties: {
         connect: {
-          type: 'string', minLength: 1,
-          description: 'ZooKeeper connect string, `host:port[,host:port...][/chroot]`. Default: Storm\'s own ZooKeeper, from the topology conf\'s `storm.zookeeper.servers` and `storm.zookeeper.port` (2181).',
+          type: 'string',
+          minLength: 1,
+          description:
+            "ZooKeeper connect string, `host:port[,host:port...][/chroot]`. Default: Storm's own ZooKeeper, from the topology conf's `storm.zookeeper.servers` and `storm.zookeeper.port` (2181).",
         },
-        sessionTimeoutMs: positiveMs('ZooKeeper session timeout; a lease is trusted only this long after the last server reply.', 10_000, 1_000),
-        root: { type: 'string', pattern: '^/[^\\s]*$', default: '/kinesis-spout', description: 'Root znode; state lives under `<root>/<applicationName>/<streamName>/`.' },
+        sessionTimeoutMs: positiveMs(
+          'ZooKeeper session timeout; a lease is trusted only this long after the last server reply.',
+          10_000,
+          1_000,
+        ),
+        root: {
+          type: 'string',
+          pattern: '^/[^\\s]*$',
+          default: '/kinesis-spout',
+          description: 'Root znode; state lives under `<root>/<applicationName>/<streamName>/`.',
+        },
         auth: {
           type: 'object',
           additionalProperties: false,
           required: ['scheme', 'payload'],
           properties: {
-            scheme: { type: 'string', enum: ['digest'], description: 'ZooKeeper authentication scheme; only `digest` (the client has no SASL/Kerberos).' },
+            scheme: {
+              type: 'string',
+              enum: ['digest'],
+              description: 'ZooKeeper authentication scheme; only `digest` (the client has no SASL/Kerberos).',
+            },
             payload: {
-              type: 'string', pattern: '^[^:\\s]+:\\S+$',
-              description: '`user:password` for `digest`. With it, every node below `<root>` is created readable and writable only by these credentials. Never logged. Default: the topology conf\'s `storm.zookeeper.topology.auth.scheme`/`payload` when set by hand (see ZooKeeper security).',
+              type: 'string',
+              pattern: '^[^:\\s]+:\\S+$',
+              description:
+                "`user:password` for `digest`. With it, every node below `<root>` is created readable and writable only by these credentials. Never logged. Default: the topology conf's `storm.zookeeper.topology.auth.scheme`/`payload` when set by hand (see ZooKeeper security).",
             },
           },
         },
       },
     },
     ordering: {
-      type: 'string', enum: ['parents-acked', 'parents-emitted', 'none'], default: 'parents-acked',
-      description: 'When a child shard may be read: once every parent is read and acked (`SHARD_END`: per-key order kept), once every parent record was emitted (lower latency, order kept only for first emits), or at once (`none`: no order across a reshard).',
+      type: 'string',
+      enum: ['parents-acked', 'parents-emitted', 'none'],
+      default: 'parents-acked',
+      description:
+        'When a child shard may be read: once every parent is read and acked (`SHARD_END`: per-key order kept), once every parent record was emitted (lower latency, order kept only for first emits), or at once (`none`: no order across a reshard).',
     },
-    maxEmitPerNext: { type: 'integer', minimum: 1, maximum: 10_000, default: 100, description: 'Most tuples emitted in reply to one `next`.' },
-    maxRecordsPerRequest: { type: 'integer', minimum: 1, maximum: 10_000, default: 1_000, description: '`Limit` of each `GetRecords` call.' },
-    idlePollIntervalMs: positiveMs('Pause between `GetRecords` calls on a shard that is caught up (a shard with a backlog is read back to back, at most 5 calls/s).', 1_000, 200),
-    shardBufferSize: { type: 'integer', minimum: 1, default: 2_000, description: 'Records fetched ahead per shard before its reader pauses.' },
+    maxEmitPerNext: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 10_000,
+      default: 100,
+      description: 'Most tuples emitted in reply to one `next`.',
+    },
+    maxRecordsPerRequest: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 10_000,
+      default: 1_000,
+      description: '`Limit` of each `GetRecords` call.',
+    },
+    idlePollIntervalMs: positiveMs(
+      'Pause between `GetRecords` calls on a shard that is caught up (a shard with a backlog is read back to back, at most 5 calls/s).',
+      1_000,
+      200,
+    ),
+    shardBufferSize: {
+      type: 'integer',
+      minimum: 1,
+      default: 2_000,
+      description: 'Records fetched ahead per shard before its reader pauses.',
+    },
     maxRecordsInMemory: {
-      type: 'integer', minimum: 1, default: 20_000,
-      description: 'Cap on the records a process holds: prefetched, in flight (emitted, not acked), and acked behind an unacked one (the checkpoint cannot pass them yet). Reading pauses at it; a shard holds at most its share (the cap divided by the shards held, at most half of it), so one stuck behind a record that keeps failing does not stop the others.',
+      type: 'integer',
+      minimum: 1,
+      default: 20_000,
+      description:
+        'Cap on the records a process holds: prefetched, in flight (emitted, not acked), and acked behind an unacked one (the checkpoint cannot pass them yet). Reading pauses at it; a shard holds at most its share (the cap divided by the shards held, at most half of it), so one stuck behind a record that keeps failing does not stop the others.',
     },
     maxBytesInMemory: {
-      type: 'integer', minimum: 1_048_576, default: 268_435_456,
-      description: 'Cap on the bytes (data and partition keys) of the records a process holds, prefetched or in flight (an acked record keeps only its sequence number). Reading pauses at it, shared between shards as `maxRecordsInMemory` is; a `GetRecords` asks for what fits at the shard\'s mean record size (its first, for one record), so it goes past the cap only by what records larger than that mean add.',
+      type: 'integer',
+      minimum: 1_048_576,
+      default: 268_435_456,
+      description:
+        "Cap on the bytes (data and partition keys) of the records a process holds, prefetched or in flight (an acked record keeps only its sequence number). Reading pauses at it, shared between shards as `maxRecordsInMemory` is; a `GetRecords` asks for what fits at the shard's mean record size (its first, for one record), so it goes past the cap only by what records larger than that mean add.",
     },
-    checkpointIntervalMs: positiveMs('How often changed checkpoints are written to ZooKeeper (also on deactivate and exit).', 2_000, 10),
-    rebalanceIntervalMs: positiveMs('How often a task re-checks shard ownership even without a ZooKeeper watch firing.', 2_000, 100),
-    shardSyncIntervalMs: positiveMs('How often `ListShards` looks for shards no reader saw appear (jittered; past the highest known shard id, a full listing every 5th time).', 30_000, 1_000),
-    handoffTimeoutMs: positiveMs('How long a task giving a shard away waits for its in-flight acks before checkpointing and releasing.', 5_000, 0),
+    checkpointIntervalMs: positiveMs(
+      'How often changed checkpoints are written to ZooKeeper (also on deactivate and exit).',
+      2_000,
+      10,
+    ),
+    rebalanceIntervalMs: positiveMs(
+      'How often a task re-checks shard ownership even without a ZooKeeper watch firing.',
+      2_000,
+      100,
+    ),
+    shardSyncIntervalMs: positiveMs(
+      'How often `ListShards` looks for shards no reader saw appear (jittered; past the highest known shard id, a full listing every 5th time).',
+      30_000,
+      1_000,
+    ),
+    handoffTimeoutMs: positiveMs(
+      'How long a task giving a shard away waits for its in-flight acks before checkpointing and releasing.',
+      5_000,
+      0,
+    ),
     directStdio: {
-      type: 'boolean', default: true,
-      description: 'While Storm keeps sending commands, answer them with blocking reads and writes of the pipes instead of a trip through Node\'s event loop per command (the loop still runs every 5 ms, and within 20 ms when Storm goes quiet). `false`: event loop only.',
+      type: 'boolean',
+      default: true,
+      description:
+        "While Storm keeps sending commands, answer them with blocking reads and writes of the pipes instead of a trip through Node's event loop per command (the loop still runs every 5 ms, and within 20 ms when Storm goes quiet). `false`: event loop only.",
     },
-    statsIntervalMs: positiveMs('How often cumulative counters (tuples, Kinesis calls, checkpoint writes, shards held, records and bytes in memory, resident memory) are logged.', 60_000, 100),
+    statsIntervalMs: positiveMs(
+      'How often cumulative counters (tuples, Kinesis calls, checkpoint writes, shards held, records and bytes in memory, resident memory) are logged.',
+      60_000,
+      100,
+    ),
     retry: {
       type: 'object',
       additionalProperties: false,
       default: {},
       properties: {
         maxRetries: {
-          type: 'integer', minimum: -1, default: DEFAULT_MAX_RETRIES,
-          description: 'Times a failed tuple is re-emitted; `-1` is unlimited. One more failure and the record is given up as `onExhausted` says. The default spends 23 to 46 minutes in back-off at the default delays (README: Retries and dead letters).',
+          type: 'integer',
+          minimum: -1,
+          default: DEFAULT_MAX_RETRIES,
+          description:
+            'Times a failed tuple is re-emitted; `-1` is unlimited. One more failure and the record is given up as `onExhausted` says. The default spends 23 to 46 minutes in back-off at the default delays (README: Retries and dead letters).',
         },
         onExhausted: {
-          type: 'string', enum: [...ON_EXHAUSTED], default: 'skip',
-          description: 'What happens to a record failed more than `maxRetries` times: `skip` (reported with `error`, then passed by the checkpoint) or `deadLetter` (also emitted once, unanchored, on `deadLetterStream`, which the topology must declare with the output fields plus `attempts` and `lastFailureTime`).',
+          type: 'string',
+          enum: [...ON_EXHAUSTED],
+          default: 'skip',
+          description:
+            'What happens to a record failed more than `maxRetries` times: `skip` (reported with `error`, then passed by the checkpoint) or `deadLetter` (also emitted once, unanchored, on `deadLetterStream`, which the topology must declare with the output fields plus `attempts` and `lastFailureTime`).',
         },
-        deadLetterStream: { type: 'string', minLength: 1, default: 'deadLetter', description: 'Storm stream of the records given up, with `onExhausted: "deadLetter"`.' },
+        deadLetterStream: {
+          type: 'string',
+          minLength: 1,
+          default: 'deadLetter',
+          description: 'Storm stream of the records given up, with `onExhausted: "deadLetter"`.',
+        },
         initialBackoffMs: positiveMs('Delay before the first re-emit of a failed tuple; doubles each time.', 100, 0),
         maxBackoffMs: positiveMs('Cap on the re-emit delay.', 30_000, 0),
-        warnAfterMs: positiveMs('A record retried this long is logged (and again each time this passes): it holds back its shard.', 60_000, 1),
+        warnAfterMs: positiveMs(
+          'A record retried this long is logged (and again each time this passes): it holds back its shard.',
+          60_000,
+          1,
+        ),
       },
     },
   },

@@ -25,8 +25,14 @@ export function startNotes(config: SpoutConfig): StartNote[] {
         'split its shards between them instead of each reading all of them. Set kinesis.spout.applicationName.',
     });
   }
-  const from = origins.zookeeperConnect === 'storm.zookeeper.servers' ? "Storm's own ensemble (storm.zookeeper.servers)" : 'kinesis.spout.zookeeper.connect';
-  notes.push({ level: LogLevel.Info, message: `ZooKeeper: ${zookeeper.connect}, from ${from}; state under ${zookeeper.root}/${config.applicationName}/` });
+  const from =
+    origins.zookeeperConnect === 'storm.zookeeper.servers'
+      ? "Storm's own ensemble (storm.zookeeper.servers)"
+      : 'kinesis.spout.zookeeper.connect';
+  notes.push({
+    level: LogLevel.Info,
+    message: `ZooKeeper: ${zookeeper.connect}, from ${from}; state under ${zookeeper.root}/${config.applicationName}/`,
+  });
   switch (origins.zookeeperAuth) {
     case AuthSource.Spout:
     case AuthSource.Topology:
@@ -45,7 +51,11 @@ export function startNotes(config: SpoutConfig): StartNote[] {
       });
       break;
     case AuthSource.None:
-      notes.push({ level: LogLevel.Info, message: 'ZooKeeper: no credentials (kinesis.spout.zookeeper.auth): the nodes the spout creates are open to every client of the ensemble' });
+      notes.push({
+        level: LogLevel.Info,
+        message:
+          'ZooKeeper: no credentials (kinesis.spout.zookeeper.auth): the nodes the spout creates are open to every client of the ensemble',
+      });
       break;
   }
   return notes;

@@ -16,23 +16,44 @@ export function checkOutputFields(config: SpoutConfig, context: TopologyContext)
   const { retry } = config;
   if (retry.onExhausted === 'deadLetter') {
     const letters = `kinesis.spout.retry.onExhausted = "deadLetter": dead letters carry the output fields then ${DEAD_LETTER_FIELDS.join(', ')}, ${JSON.stringify([...config.outputFields, ...DEAD_LETTER_FIELDS])}`;
-    checkStream(declared, 'retry.deadLetterStream', retry.deadLetterStream, [...config.outputFields, ...DEAD_LETTER_FIELDS], letters);
+    checkStream(
+      declared,
+      'retry.deadLetterStream',
+      retry.deadLetterStream,
+      [...config.outputFields, ...DEAD_LETTER_FIELDS],
+      letters,
+    );
   }
 }
 
 /** `why` names the keys the expected fields come from. */
-function checkStream(declared: Record<string, string[]>, streamKey: string, stream: string, expected: readonly string[], why: string): void {
+function checkStream(
+  declared: Record<string, string[]>,
+  streamKey: string,
+  stream: string,
+  expected: readonly string[],
+  why: string,
+): void {
   const fields = declared[stream];
   if (fields === undefined) {
-    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: kinesis.spout.${streamKey} = ${JSON.stringify(stream)}: the topology declares no such stream for this spout (declared: ${Object.keys(declared).join(', ') || 'none'})`);
+    throw new SpoutError(
+      ErrorCode.BadConfig,
+      `bad configuration: kinesis.spout.${streamKey} = ${JSON.stringify(stream)}: the topology declares no such stream for this spout (declared: ${Object.keys(declared).join(', ') || 'none'})`,
+    );
   }
   if (fields.join(',') !== expected.join(',')) {
-    throw new SpoutError(ErrorCode.BadConfig, `bad configuration: ${why}: must equal the fields the topology declares for stream "${stream}": ${JSON.stringify(fields)}`);
+    throw new SpoutError(
+      ErrorCode.BadConfig,
+      `bad configuration: ${why}: must equal the fields the topology declares for stream "${stream}": ${JSON.stringify(fields)}`,
+    );
   }
 }
 
 /** What Storm 2.6+ turns a JSON object or array in a tuple into (json-smart, shaded). */
-export const JSON_SMART_CLASSES = ['org.apache.storm.shade.net.minidev.json.JSONObject', 'org.apache.storm.shade.net.minidev.json.JSONArray'];
+export const JSON_SMART_CLASSES = [
+  'org.apache.storm.shade.net.minidev.json.JSONObject',
+  'org.apache.storm.shade.net.minidev.json.JSONArray',
+];
 
 /**
  * With `dataFormat: "json"`, a tuple sent to another worker goes through Kryo, which halts the worker for
@@ -42,7 +63,9 @@ export function kryoWarning(config: SpoutConfig, stormConf: Record<string, unkno
   if (config.dataFormat !== 'json' || stormConf['topology.fall.back.on.java.serialization'] === true) return undefined;
   const registered = stormConf['topology.kryo.register'];
   const names = Array.isArray(registered)
-    ? registered.flatMap((entry) => (typeof entry === 'string' ? [entry] : typeof entry === 'object' && entry !== null ? Object.keys(entry) : []))
+    ? registered.flatMap((entry) =>
+        typeof entry === 'string' ? [entry] : typeof entry === 'object' && entry !== null ? Object.keys(entry) : [],
+      )
     : typeof registered === 'object' && registered !== null
       ? Object.keys(registered)
       : [];

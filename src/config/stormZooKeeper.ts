@@ -33,7 +33,11 @@ export function stormZooKeeperConnect(stormConf: Record<string, unknown>): strin
   const servers = stormConf['storm.zookeeper.servers'];
   if (servers === undefined || servers === null) return undefined;
   if (!Array.isArray(servers) || servers.length === 0 || !servers.every((s) => typeof s === 'string' && HOST.test(s))) {
-    throw bad('storm.zookeeper.servers', servers, 'must be a non-empty list of host names (or set kinesis.spout.zookeeper.connect)');
+    throw bad(
+      'storm.zookeeper.servers',
+      servers,
+      'must be a non-empty list of host names (or set kinesis.spout.zookeeper.connect)',
+    );
   }
   const rawPort = stormConf['storm.zookeeper.port'] ?? DEFAULT_STORM_ZOOKEEPER_PORT;
   const port = typeof rawPort === 'string' && /^\d+$/.test(rawPort) ? Number(rawPort) : rawPort;
@@ -56,16 +60,27 @@ export function isGeneratedPayload(payload: string): boolean {
  * The topology's own ZooKeeper credentials, when Storm's conf has some. `creatorOnly` says whether nodes
  * may be protected with them: not when StormSubmitter made them up (the next submission could not read them).
  */
-export function stormTopologyAuth(stormConf: Record<string, unknown>): { auth?: ZooKeeperAuth; creatorOnly: boolean; source: AuthSource } {
+export function stormTopologyAuth(stormConf: Record<string, unknown>): {
+  auth?: ZooKeeperAuth;
+  creatorOnly: boolean;
+  source: AuthSource;
+} {
   const scheme = stormConf['storm.zookeeper.topology.auth.scheme'];
   const payload = stormConf['storm.zookeeper.topology.auth.payload'];
   if (scheme === undefined || scheme === null || scheme === '') return { creatorOnly: false, source: AuthSource.None };
   if (scheme !== 'digest') {
-    throw bad('storm.zookeeper.topology.auth.scheme', scheme, 'the spout\'s ZooKeeper client supports only "digest" (no SASL/Kerberos): set kinesis.spout.zookeeper.auth to digest credentials');
+    throw bad(
+      'storm.zookeeper.topology.auth.scheme',
+      scheme,
+      'the spout\'s ZooKeeper client supports only "digest" (no SASL/Kerberos): set kinesis.spout.zookeeper.auth to digest credentials',
+    );
   }
   if (typeof payload !== 'string' || !/^[^:\s]+:\S+$/.test(payload)) {
     // The value is a secret: name the key, never show it.
-    throw new SpoutError(ErrorCode.BadConfig, 'bad configuration: storm.zookeeper.topology.auth.payload (hidden): must be "user:password" for the digest scheme');
+    throw new SpoutError(
+      ErrorCode.BadConfig,
+      'bad configuration: storm.zookeeper.topology.auth.payload (hidden): must be "user:password" for the digest scheme',
+    );
   }
   const auth = { scheme: 'digest', payload } as const;
   if (isGeneratedPayload(payload)) return { auth, creatorOnly: false, source: AuthSource.TopologyGenerated };

@@ -29,7 +29,13 @@ export function tolerateUnknownCodes(): void {
       return original(code, path);
     } catch {
       const name = Object.entries(NewerCode).find(([, value]) => value === code)?.[0] ?? 'UNKNOWN';
-      return Object.assign(new Error(`Exception: ${name}[${code}]${path ? `@${path}` : ''}`), { name: 'Exception', code, getCode: () => code, getName: () => name, getPath: () => path });
+      return Object.assign(new Error(`Exception: ${name}[${code}]${path ? `@${path}` : ''}`), {
+        name: 'Exception',
+        code,
+        getCode: () => code,
+        getName: () => name,
+        getPath: () => path,
+      });
     }
   };
 }

@@ -40,21 +40,34 @@ function tcpProbe(server: Server, timeoutMs: number): Promise<Probe> {
     };
     socket.setTimeout(timeoutMs, () => done('silent'));
     socket.once('connect', () => done('open'));
-    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code === 'ECONNREFUSED' ? 'refused' : { error: err.code ?? err.message }));
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      done(err.code === 'ECONNREFUSED' ? 'refused' : { error: err.code ?? err.message }),
+    );
   });
 }
 
 /** True when the server answers a TLS ClientHello as a TLS server would (a handshake, or a TLS alert). */
 function speaksTls(server: Server, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = tlsConnect({ host: server.host, port: server.port, rejectUnauthorized: false, servername: undefined });
+    const socket = tlsConnect({
+      host: server.host,
+      port: server.port,
+      rejectUnauthorized: false,
+      servername: undefined,
+    });
     const done = (tls: boolean) => {
       socket.destroy();
       resolve(tls);
     };
     socket.setTimeout(timeoutMs, () => done(false));
     socket.once('secureConnect', () => done(true));
-    socket.once('error', (err: NodeJS.ErrnoException) => done(/^ERR_SSL_/.test(err.code ?? '') && !/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|RECORD_LAYER/.test(err.code ?? '') || /alert/i.test(err.message)));
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      done(
+        (/^ERR_SSL_/.test(err.code ?? '') &&
+          !/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|RECORD_LAYER/.test(err.code ?? '')) ||
+          /alert/i.test(err.message),
+      ),
+    );
   });
 }
 
@@ -66,8 +79,10 @@ async function diagnoseServer(server: Server, timeoutMs: number): Promise<string
     return `${server.host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'lookup failed'}): check the host name in the connect string and the worker's DNS`;
   }
   const probe = await tcpProbe(server, timeoutMs);
-  if (probe === 'refused') return `nothing listens at ${where} (connection refused): is ZooKeeper running there, on that port?`;
-  if (probe === 'silent') return `${where} does not answer (no TCP connection within ${timeoutMs} ms): a firewall, or the host is down`;
+  if (probe === 'refused')
+    return `nothing listens at ${where} (connection refused): is ZooKeeper running there, on that port?`;
+  if (probe === 'silent')
+    return `${where} does not answer (no TCP connection within ${timeoutMs} ms): a firewall, or the host is down`;
   if (typeof probe === 'object') return `${where}: ${probe.error}`;
   if (await speaksTls(server, timeoutMs)) {
     return `${where} speaks TLS: the ensemble requires TLS (secureClientPort), which this spout's ZooKeeper client (node-zookeeper-client) cannot use; give it a plain clientPort`;
@@ -78,7 +93,11 @@ async function diagnoseServer(server: Server, timeoutMs: number): Promise<string
 /** One line per server (at most the first five), each probe bounded by `timeoutMs`. */
 export async function diagnoseConnect(connectString: string, timeoutMs = 1_500): Promise<string> {
   const servers = serversOf(connectString).slice(0, 5);
-  const findings = await Promise.all(servers.map((server) => diagnoseServer(server, timeoutMs).catch((err: Error) => `${server.host}:${server.port}: ${err.message}`)));
+  const findings = await Promise.all(
+    servers.map((server) =>
+      diagnoseServer(server, timeoutMs).catch((err: Error) => `${server.host}:${server.port}: ${err.message}`),
+    ),
+  );
   return findings.join('; ');
 }
 

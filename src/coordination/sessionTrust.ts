@@ -78,12 +78,14 @@ export class SessionTrust {
   /** A write the leader answered (applied, or refused on a version or existence check). */
   confirmedByLeader(exchange: Exchange): void {
     // Reports sent before this write was: the follower forwarded it behind them, and the leader accepted it.
-    for (const r of this.reported) if (r.reportedBy <= exchange.sentAt) this.leaderTouchedAt = Math.max(this.leaderTouchedAt, r.touchedAt);
+    for (const r of this.reported)
+      if (r.reportedBy <= exchange.sentAt) this.leaderTouchedAt = Math.max(this.leaderTouchedAt, r.touchedAt);
     this.reported = this.reported.filter((r) => r.reportedBy > exchange.sentAt);
     // Requests answered a ping period before this write was sent: reported by the time its answer came.
     const before = exchange.sentAt - this.timeoutMs() * PROPAGATION_SHARE;
     let touchedAt = -Infinity;
-    for (const earlier of this.onConnection) if (earlier.answeredAt <= before) touchedAt = Math.max(touchedAt, earlier.sentAt);
+    for (const earlier of this.onConnection)
+      if (earlier.answeredAt <= before) touchedAt = Math.max(touchedAt, earlier.sentAt);
     if (touchedAt > this.leaderTouchedAt) this.reported.push({ touchedAt, reportedBy: exchange.answeredAt });
     this.answered(exchange);
   }

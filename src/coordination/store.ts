@@ -72,11 +72,16 @@ function decode<T extends { v: number }>(path: string, data: Buffer, versions: r
   try {
     value = JSON.parse(data.toString('utf8')) as T;
   } catch (err) {
-    throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no JSON: remove it or fix it by hand`, { cause: err });
+    throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no JSON: remove it or fix it by hand`, {
+      cause: err,
+    });
   }
   if (!versions.includes(value?.v)) {
     const expected = versions.map((v) => `{"v":${v},...}`).join(' or ');
-    throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected ${expected}): remove it or fix it by hand`);
+    throw new SpoutError(
+      ErrorCode.CorruptState,
+      `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected ${expected}): remove it or fix it by hand`,
+    );
   }
   return value;
 }
@@ -112,7 +117,8 @@ export class CoordinationStore {
     const path = `${this.base}/bootstrap`;
     await this.zk.create(path, encode(candidate), 'persistent');
     const stored = await this.zk.getData(path);
-    if (!stored) throw new SpoutError(ErrorCode.ZooKeeper, `${path} vanished right after it was created`, { retriable: true });
+    if (!stored)
+      throw new SpoutError(ErrorCode.ZooKeeper, `${path} vanished right after it was created`, { retriable: true });
     return decode<Bootstrap>(path, stored.data);
   }
 
@@ -134,8 +140,17 @@ export class CoordinationStore {
     const node = await this.zk.getData(path);
     if (!node) return undefined;
     const { v, position, owner, updatedAt } = decode<StoredCheckpoint>(path, node.data, CHECKPOINT_VERSIONS);
-    if (!isPosition(position) || (v === 1 && position.kind === 'AFTER' && position.subSequence !== undefined)) throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no valid position (${JSON.stringify(position)}): remove it or fix it by hand`);
-    return { position, version: node.version, writer: typeof owner === 'string' ? owner : undefined, updatedAt: typeof updatedAt === 'string' ? updatedAt : undefined };
+    if (!isPosition(position) || (v === 1 && position.kind === 'AFTER' && position.subSequence !== undefined))
+      throw new SpoutError(
+        ErrorCode.CorruptState,
+        `ZooKeeper node ${path} holds no valid position (${JSON.stringify(position)}): remove it or fix it by hand`,
+      );
+    return {
+      position,
+      version: node.version,
+      writer: typeof owner === 'string' ? owner : undefined,
+      updatedAt: typeof updatedAt === 'string' ? updatedAt : undefined,
+    };
   }
 
   /** Shards with a checkpoint node. */
@@ -147,7 +162,10 @@ export class CoordinationStore {
   async checkpointOrStart(shardId: string, start: Position): Promise<Checkpoint> {
     await this.zk.create(this.path('checkpoints', shardId), encode(this.stored(start)), 'persistent');
     const checkpoint = await this.readCheckpoint(shardId);
-    if (!checkpoint) throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shardId} vanished right after it was created`, { retriable: true });
+    if (!checkpoint)
+      throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shardId} vanished right after it was created`, {
+        retriable: true,
+      });
     return checkpoint;
   }
 
@@ -158,10 +176,23 @@ export class CoordinationStore {
   }
 
   /** Atomically: checkpoint SHARD_END, the finished marker, and the lease released. */
-  async finishShard(shardId: string, checkpointVersion: number, lastSequenceNumber: string | undefined): Promise<boolean> {
+  async finishShard(
+    shardId: string,
+    checkpointVersion: number,
+    lastSequenceNumber: string | undefined,
+  ): Promise<boolean> {
     return this.zk.transaction([
-      { op: 'set', path: this.path('checkpoints', shardId), data: encode(this.stored({ kind: 'SHARD_END' })), version: checkpointVersion },
-      { op: 'create', path: this.path('finished', shardId), data: encode({ v: 1, finishedAt: new Date().toISOString(), lastSequenceNumber }) },
+      {
+        op: 'set',
+        path: this.path('checkpoints', shardId),
+        data: encode(this.stored({ kind: 'SHARD_END' })),
+        version: checkpointVersion,
+      },
+      {
+        op: 'create',
+        path: this.path('finished', shardId),
+        data: encode({ v: 1, finishedAt: new Date().toISOString(), lastSequenceNumber }),
+      },
       { op: 'remove', path: this.path('leases', shardId), version: 0 },
     ]);
   }
@@ -172,7 +203,11 @@ export class CoordinationStore {
 
   /** Marks a closed shard as fully emitted (its records may still be in flight). */
   async markEnded(shardId: string): Promise<void> {
-    await this.zk.create(this.path('ended', shardId), encode({ v: 1, endedAt: new Date().toISOString() }), 'persistent');
+    await this.zk.create(
+      this.path('ended', shardId),
+      encode({ v: 1, endedAt: new Date().toISOString() }),
+      'persistent',
+    );
   }
 
   async endedShards(watch?: () => void): Promise<Set<string>> {
@@ -181,13 +216,16 @@ export class CoordinationStore {
 
   /** Every shard with a checkpoint, finished or ended marker (to find those the stream no longer has). */
   async recordedShards(): Promise<Set<string>> {
-    const lists = await Promise.all((['checkpoints', 'finished', 'ended'] as const).map((kind) => this.zk.getChildren(`${this.base}/${kind}`)));
+    const lists = await Promise.all(
+      (['checkpoints', 'finished', 'ended'] as const).map((kind) => this.zk.getChildren(`${this.base}/${kind}`)),
+    );
     return new Set(lists.flat());
   }
 
   /** Removes what is stored about a shard that expired from the stream. */
   async forgetShard(shardId: string): Promise<void> {
-    for (const kind of ['ended', 'finished', 'checkpoints'] as const) await this.zk.remove(this.path(kind, shardId), -1);
+    for (const kind of ['ended', 'finished', 'checkpoints'] as const)
+      await this.zk.remove(this.path(kind, shardId), -1);
   }
 
   /** Creating the ephemeral node is taking the lease; false when another task holds it. */
@@ -216,7 +254,11 @@ export class CoordinationStore {
         if (!node) return undefined;
         try {
           const owner = decode<{ v: 1; owner: string }>(path, node.data).owner;
-          if (typeof owner !== 'string') throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} names no owner: remove it or fix it by hand`);
+          if (typeof owner !== 'string')
+            throw new SpoutError(
+              ErrorCode.CorruptState,
+              `ZooKeeper node ${path} names no owner: remove it or fix it by hand`,
+            );
           return [shardId, owner] as const;
         } catch (err) {
           if (!(err instanceof SpoutError)) throw err;
@@ -234,7 +276,11 @@ export class CoordinationStore {
   }
 
   async registerMember(info: MemberInfo): Promise<void> {
-    await this.zk.create(this.path('members', this.memberId), encode({ v: 1, ...info, since: new Date().toISOString() }), 'ephemeral');
+    await this.zk.create(
+      this.path('members', this.memberId),
+      encode({ v: 1, ...info, since: new Date().toISOString() }),
+      'ephemeral',
+    );
   }
 
   async leaveMembers(): Promise<void> {
@@ -253,7 +299,10 @@ export class CoordinationStore {
         const node = await this.zk.getData(path);
         if (!node) return undefined;
         try {
-          const { taskIndex, host, pid, since } = decode<{ v: 1 } & Partial<MemberInfo> & { since?: string }>(path, node.data);
+          const { taskIndex, host, pid, since } = decode<{ v: 1 } & Partial<MemberInfo> & { since?: string }>(
+            path,
+            node.data,
+          );
           return {
             memberId,
             taskIndex: typeof taskIndex === 'number' ? taskIndex : undefined,
@@ -283,7 +332,11 @@ export class CoordinationStore {
       if (whileNoLease) ops.push({ op: 'create', path: lease, data: this.leaseData(), ephemeral: true });
       const checkpoint = this.path('checkpoints', reset.shardId);
       const data = encode(this.stored(reset.position));
-      ops.push(reset.checkpointVersion === undefined ? { op: 'create', path: checkpoint, data } : { op: 'set', path: checkpoint, data, version: reset.checkpointVersion });
+      ops.push(
+        reset.checkpointVersion === undefined
+          ? { op: 'create', path: checkpoint, data }
+          : { op: 'set', path: checkpoint, data, version: reset.checkpointVersion },
+      );
       if (reset.removeFinished) ops.push({ op: 'remove', path: this.path('finished', reset.shardId), version: -1 });
       if (reset.removeEnded) ops.push({ op: 'remove', path: this.path('ended', reset.shardId), version: -1 });
       if (whileNoLease) ops.push({ op: 'remove', path: lease, version: 0 });

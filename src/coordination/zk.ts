@@ -19,23 +19,34 @@ const Code = zookeeper.Exception;
  * Outcomes in which a server handled the request with our session valid. For a write, that server is the
  * leader: followers forward every write, and these checks run in the leader's request pipeline.
  */
-const ANSWERED: ReadonlySet<number> = new Set([Code.OK, Code.NO_NODE, Code.NODE_EXISTS, Code.BAD_VERSION, Code.NOT_EMPTY]);
+const ANSWERED: ReadonlySet<number> = new Set([
+  Code.OK,
+  Code.NO_NODE,
+  Code.NODE_EXISTS,
+  Code.BAD_VERSION,
+  Code.NOT_EMPTY,
+]);
 
 function zkCode(err: unknown): number | undefined {
-  return typeof (err as { getCode?: unknown })?.getCode === 'function' ? (err as { getCode(): number }).getCode() : undefined;
+  return typeof (err as { getCode?: unknown })?.getCode === 'function'
+    ? (err as { getCode(): number }).getCode()
+    : undefined;
 }
 
 /** What the operator can do about an answer that retrying alone will not change. */
 const REFUSALS: ReadonlyMap<number, string> = new Map([
   [
     Code.NO_AUTH,
-    'the node\'s ACL refuses these ZooKeeper credentials (NO_AUTH): the state was created with other ones. Use the credentials it was created with ' +
+    "the node's ACL refuses these ZooKeeper credentials (NO_AUTH): the state was created with other ones. Use the credentials it was created with " +
       '(kinesis.spout.zookeeper.auth, or a fixed storm.zookeeper.topology.auth.payload), or another zookeeper.root or applicationName',
   ],
-  [Code.AUTH_FAILED, 'ZooKeeper refused the credentials (AUTH_FAILED): check kinesis.spout.zookeeper.auth (or storm.zookeeper.topology.auth.payload)'],
+  [
+    Code.AUTH_FAILED,
+    'ZooKeeper refused the credentials (AUTH_FAILED): check kinesis.spout.zookeeper.auth (or storm.zookeeper.topology.auth.payload)',
+  ],
   [
     NewerCode.SESSION_CLOSED_REQUIRE_SASL_AUTH,
-    'the ensemble requires SASL authentication (sessionRequireClientSASLAuth, or enforce.auth.schemes=sasl), which this spout\'s ZooKeeper client (node-zookeeper-client) cannot do: ' +
+    "the ensemble requires SASL authentication (sessionRequireClientSASLAuth, or enforce.auth.schemes=sasl), which this spout's ZooKeeper client (node-zookeeper-client) cannot do: " +
       'give the spout an ensemble (kinesis.spout.zookeeper.connect) that accepts digest authentication (kinesis.spout.zookeeper.auth) or none',
   ],
 ]);
@@ -117,7 +128,11 @@ export class ZkSession implements ZooKeeper {
     this.connectingSince = this.scheduler.now();
     this.trust = new SessionTrust(() => this.sessionTimeoutMs);
     tolerateUnknownCodes();
-    this.client = zookeeper.createClient(options.connect, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 200, retries: 0 });
+    this.client = zookeeper.createClient(options.connect, {
+      sessionTimeout: options.sessionTimeoutMs,
+      spinDelay: 200,
+      retries: 0,
+    });
     // Sent with every (re)connect, before any request.
     if (options.auth) this.client.addAuthInfo(options.auth.scheme, Buffer.from(options.auth.payload));
     this.client.on('state', (s: zookeeper.State) => this.onClientState(s));
@@ -133,7 +148,11 @@ export class ZkSession implements ZooKeeper {
       const cancel = session.scheduler.after(timeoutMs, () => {
         session.opening = undefined;
         session.close();
-        reject(new SpoutError(ErrorCode.ZooKeeper, `${NO_SESSION} at ${options.connect} within ${timeoutMs} ms`, { retriable: true }));
+        reject(
+          new SpoutError(ErrorCode.ZooKeeper, `${NO_SESSION} at ${options.connect} within ${timeoutMs} ms`, {
+            retriable: true,
+          }),
+        );
       });
       session.opening = {
         resolve: () => {
@@ -200,7 +219,9 @@ export class ZkSession implements ZooKeeper {
       const opening = this.opening;
       this.opening = undefined;
       this.close();
-      opening?.reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper at ${this.options.connect} refused our credentials`));
+      opening?.reject(
+        new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper at ${this.options.connect} refused our credentials`),
+      );
     }
   }
 
@@ -245,7 +266,8 @@ export class ZkSession implements ZooKeeper {
     });
     const stopWatch = this.scheduler.every(Math.max(50, Math.floor(this.sessionTimeoutMs / 10)), () => {
       const now = this.scheduler.now();
-      if (now > this.trust.givenUpAt()) this.expire(`no server answered anything sent in the last ${this.sessionTimeoutMs} ms`);
+      if (now > this.trust.givenUpAt())
+        this.expire(`no server answered anything sent in the last ${this.sessionTimeoutMs} ms`);
       // The client has no read timeout: a silent connection would be kept until the session is lost.
       else if (this.state === 'connected' && this.stalled(now)) this.abandonConnection();
     });
@@ -261,7 +283,9 @@ export class ZkSession implements ZooKeeper {
    * '/' always exists (or is the chroot, whose absence is also the leader's answer).
    */
   private heartbeat(): Promise<number> {
-    return this.exchange<unknown>('heartbeat', 'write', (reply) => this.client.transaction().check('/', -1).commit(reply));
+    return this.exchange<unknown>('heartbeat', 'write', (reply) =>
+      this.client.transaction().check('/', -1).commit(reply),
+    );
   }
 
   /** No answer to anything for two thirds of the session timeout while a request waits (as the Java client's read timeout). */
@@ -282,15 +306,30 @@ export class ZkSession implements ZooKeeper {
    * (ANSWERED), rejected otherwise. A late reply still counts for trust (it was sent when we say) but
    * settles nothing.
    */
-  private exchange<R>(what: string, kind: Kind, send: (reply: Reply<R>) => void, timeoutMs = this.requestTimeoutMs): Promise<number> {
+  private exchange<R>(
+    what: string,
+    kind: Kind,
+    send: (reply: Reply<R>) => void,
+    timeoutMs = this.requestTimeoutMs,
+  ): Promise<number> {
     return this.exchangeWith<R>(what, kind, send, timeoutMs).then((o) => o.code);
   }
 
-  private exchangeWith<R>(what: string, kind: Kind, send: (reply: Reply<R>) => void, timeoutMs = this.requestTimeoutMs): Promise<{ code: number; result?: R }> {
+  private exchangeWith<R>(
+    what: string,
+    kind: Kind,
+    send: (reply: Reply<R>) => void,
+    timeoutMs = this.requestTimeoutMs,
+  ): Promise<{ code: number; result?: R }> {
     if (this.state === 'expired') {
-      return Promise.reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: session ${this.sessionId} expired`, { cause: coded(Code.SESSION_EXPIRED, 'session expired') }));
+      return Promise.reject(
+        new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: session ${this.sessionId} expired`, {
+          cause: coded(Code.SESSION_EXPIRED, 'session expired'),
+        }),
+      );
     }
-    if (this.state === 'closed') return Promise.reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: session closed`));
+    if (this.state === 'closed')
+      return Promise.reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: session closed`));
     const id = this.nextRequest++;
     const sentAt = this.scheduler.now();
     return new Promise((resolve, reject) => {
@@ -303,7 +342,12 @@ export class ZkSession implements ZooKeeper {
         return true;
       };
       const cancel = this.scheduler.after(Math.max(0, timeoutMs), () => {
-        if (settle()) reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: no reply within ${Math.round(timeoutMs)} ms`, { retriable: true }));
+        if (settle())
+          reject(
+            new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what}: no reply within ${Math.round(timeoutMs)} ms`, {
+              retriable: true,
+            }),
+          );
       });
       this.pending.set(id, { sentAt, fail: (err) => settle() && reject(err) });
       const reply: Reply<R> = (err, result) => {
@@ -333,9 +377,19 @@ export class ZkSession implements ZooKeeper {
     return path.startsWith(`${below.replace(/\/+$/, '')}/`) ? Acl.creatorOnly : Acl.shared;
   }
 
-  async create(path: string, data: Buffer, mode: 'persistent' | 'ephemeral', timeoutMs = this.requestTimeoutMs): Promise<'created' | 'exists'> {
+  async create(
+    path: string,
+    data: Buffer,
+    mode: 'persistent' | 'ephemeral',
+    timeoutMs = this.requestTimeoutMs,
+  ): Promise<'created' | 'exists'> {
     const createMode = mode === 'ephemeral' ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT;
-    const code = await this.exchange<string>(`create ${path}`, 'write', (reply) => this.client.create(path, data, this.aclFor(path), createMode, reply), timeoutMs);
+    const code = await this.exchange<string>(
+      `create ${path}`,
+      'write',
+      (reply) => this.client.create(path, data, this.aclFor(path), createMode, reply),
+      timeoutMs,
+    );
     if (code === Code.OK) return 'created';
     if (code === Code.NODE_EXISTS) return 'exists';
     throw unexpected(code, `create ${path}`);
@@ -348,24 +402,39 @@ export class ZkSession implements ZooKeeper {
     for (const part of path.split('/').filter((p) => p.length > 0)) {
       prefix += `/${part}`;
       const left = deadline - this.scheduler.now();
-      if (left <= 0) throw new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper mkdirp ${path}: no reply within ${this.requestTimeoutMs} ms`, { retriable: true });
+      if (left <= 0)
+        throw new SpoutError(
+          ErrorCode.ZooKeeper,
+          `ZooKeeper mkdirp ${path}: no reply within ${this.requestTimeoutMs} ms`,
+          { retriable: true },
+        );
       await this.create(prefix, Buffer.alloc(0), 'persistent', left);
     }
   }
 
   async getData(path: string, watch?: () => void): Promise<NodeData | undefined> {
-    const { code, result } = await this.exchangeWith<{ data: Buffer; stat: zookeeper.Stat }>(`getData ${path}`, 'read', (reply) => {
-      const callback = (err: unknown, data: Buffer, stat: zookeeper.Stat) => reply(err, { data, stat });
-      if (watch) this.client.getData(path, () => watch(), callback);
-      else this.client.getData(path, callback);
-    });
+    const { code, result } = await this.exchangeWith<{ data: Buffer; stat: zookeeper.Stat }>(
+      `getData ${path}`,
+      'read',
+      (reply) => {
+        const callback = (err: unknown, data: Buffer, stat: zookeeper.Stat) => reply(err, { data, stat });
+        if (watch) this.client.getData(path, () => watch(), callback);
+        else this.client.getData(path, callback);
+      },
+    );
     if (code !== Code.OK || !result) return undefined;
-    return { data: result.data ?? Buffer.alloc(0), version: result.stat.version, ephemeralOwner: result.stat.ephemeralOwner.toString('hex') };
+    return {
+      data: result.data ?? Buffer.alloc(0),
+      version: result.stat.version,
+      ephemeralOwner: result.stat.ephemeralOwner.toString('hex'),
+    };
   }
 
   /** Returns the new version, or 'conflict' when the version did not match or the node is gone. */
   async setData(path: string, data: Buffer, version: number): Promise<number | 'conflict'> {
-    const { code, result } = await this.exchangeWith<zookeeper.Stat>(`setData ${path}`, 'write', (reply) => this.client.setData(path, data, version, reply));
+    const { code, result } = await this.exchangeWith<zookeeper.Stat>(`setData ${path}`, 'write', (reply) =>
+      this.client.setData(path, data, version, reply),
+    );
     if (code === Code.OK && result) return result.version;
     if (code === Code.BAD_VERSION || code === Code.NO_NODE) return 'conflict';
     throw unexpected(code, `setData ${path}`);
@@ -386,11 +455,15 @@ export class ZkSession implements ZooKeeper {
       const { code, result } = await this.exchangeWith<string[]>(`getChildren ${path}`, 'read', (reply) => {
         const callback = (err: unknown, children: string[]) => reply(err, children);
         if (arm) {
-          this.client.getChildren(path, () => {
-            const watchers = this.childWatches.get(path) ?? new Set();
-            this.childWatches.delete(path);
-            for (const w of watchers) w();
-          }, callback);
+          this.client.getChildren(
+            path,
+            () => {
+              const watchers = this.childWatches.get(path) ?? new Set();
+              this.childWatches.delete(path);
+              for (const w of watchers) w();
+            },
+            callback,
+          );
         } else this.client.getChildren(path, callback);
       });
       return code === Code.OK && result ? result : [];
@@ -404,7 +477,9 @@ export class ZkSession implements ZooKeeper {
 
   /** Removes one node at `version` (-1: any); false when it was already gone or had another version. */
   async remove(path: string, version: number): Promise<boolean> {
-    const code = await this.exchange<void>(`remove ${path}`, 'write', (reply) => this.client.remove(path, version, reply));
+    const code = await this.exchange<void>(`remove ${path}`, 'write', (reply) =>
+      this.client.remove(path, version, reply),
+    );
     if (code === Code.OK) return true;
     if (code === Code.NO_NODE || code === Code.BAD_VERSION) return false;
     throw unexpected(code, `remove ${path}`);
@@ -421,7 +496,13 @@ export class ZkSession implements ZooKeeper {
     const code = await this.exchange<unknown>('transaction', 'write', (reply) => {
       const tx = this.client.transaction();
       for (const op of ops) {
-        if (op.op === 'create') tx.create(op.path, op.data, this.aclFor(op.path), op.ephemeral ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT);
+        if (op.op === 'create')
+          tx.create(
+            op.path,
+            op.data,
+            this.aclFor(op.path),
+            op.ephemeral ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT,
+          );
         else if (op.op === 'set') tx.setData(op.path, op.data, op.version);
         else if (op.op === 'check') tx.check(op.path, op.version);
         else tx.remove(op.path, op.version);

@@ -35,7 +35,10 @@ export function startPositions(bootstrap: Bootstrap): (shardId: string) => Posit
   const initial = bootstrap.initialPosition;
   return (shardId) => {
     if (!knownAtStart.has(shardId) || initial === 'TRIM_HORIZON') return { kind: 'TRIM_HORIZON' };
-    if (initial === 'LATEST') return openAtStart.has(shardId) ? { kind: 'AT_TIMESTAMP', timestampMs: bootstrap.firstStartMs } : { kind: 'SHARD_END' };
+    if (initial === 'LATEST')
+      return openAtStart.has(shardId)
+        ? { kind: 'AT_TIMESTAMP', timestampMs: bootstrap.firstStartMs }
+        : { kind: 'SHARD_END' };
     return { kind: 'AT_TIMESTAMP', timestampMs: Date.parse(initial.atTimestamp) };
   };
 }
@@ -50,7 +53,11 @@ export function isPosition(value: unknown): value is Position {
     case 'AT_TIMESTAMP':
       return Number.isFinite(p!.timestampMs);
     case 'AFTER':
-      return typeof p!.sequenceNumber === 'string' && /^\d+$/.test(p!.sequenceNumber) && (p!.subSequence === undefined || (Number.isSafeInteger(p!.subSequence) && (p!.subSequence as number) >= 0));
+      return (
+        typeof p!.sequenceNumber === 'string' &&
+        /^\d+$/.test(p!.sequenceNumber) &&
+        (p!.subSequence === undefined || (Number.isSafeInteger(p!.subSequence) && (p!.subSequence as number) >= 0))
+      );
     default:
       return false;
   }
@@ -62,7 +69,10 @@ export function compareSequence(a: string, b: string): number {
 }
 
 /** Orders points inside a shard: by sequence number, then sub-sequence; a whole record (no sub-sequence) after all of its user records. */
-export function compareAfter(a: { sequenceNumber: string; subSequence?: number }, b: { sequenceNumber: string; subSequence?: number }): number {
+export function compareAfter(
+  a: { sequenceNumber: string; subSequence?: number },
+  b: { sequenceNumber: string; subSequence?: number },
+): number {
   const bySequence = compareSequence(a.sequenceNumber, b.sequenceNumber);
   if (bySequence !== 0) return bySequence;
   const subA = a.subSequence ?? Infinity;
@@ -88,7 +98,9 @@ export function isNotBehind(next: Position, current: Position): boolean {
 export function describePosition(position: Position): string {
   switch (position.kind) {
     case 'AFTER':
-      return position.subSequence === undefined ? `after ${position.sequenceNumber}` : `after user record ${position.subSequence} of ${position.sequenceNumber}`;
+      return position.subSequence === undefined
+        ? `after ${position.sequenceNumber}`
+        : `after user record ${position.subSequence} of ${position.sequenceNumber}`;
     case 'AT_TIMESTAMP':
       return `at ${new Date(position.timestampMs).toISOString()}`;
     default:

@@ -30,12 +30,19 @@ export type Deaggregated =
   | { kind: 'corrupt'; reason: string };
 
 export function hasKplMagic(data: Uint8Array): boolean {
-  return data.length >= KPL_MAGIC.length && data[0] === KPL_MAGIC[0] && data[1] === KPL_MAGIC[1] && data[2] === KPL_MAGIC[2] && data[3] === KPL_MAGIC[3];
+  return (
+    data.length >= KPL_MAGIC.length &&
+    data[0] === KPL_MAGIC[0] &&
+    data[1] === KPL_MAGIC[1] &&
+    data[2] === KPL_MAGIC[2] &&
+    data[3] === KPL_MAGIC[3]
+  );
 }
 
 export function deaggregate(data: Uint8Array): Deaggregated {
   if (!hasKplMagic(data)) return { kind: 'plain' };
-  if (data.length < KPL_MAGIC.length + MD5_BYTES) return { kind: 'corrupt', reason: `KPL magic but only ${data.length} bytes (no room for the MD5 trailer)` };
+  if (data.length < KPL_MAGIC.length + MD5_BYTES)
+    return { kind: 'corrupt', reason: `KPL magic but only ${data.length} bytes (no room for the MD5 trailer)` };
   const body = data.subarray(KPL_MAGIC.length, data.length - MD5_BYTES);
   const trailer = data.subarray(data.length - MD5_BYTES);
   const digest = createHash('md5').update(body).digest();
@@ -159,11 +166,17 @@ function parseAggregate(bytes: Uint8Array): UserRecord[] {
     if (r.partitionKeyIndex === undefined) throw new MalformedProtobuf(`record ${i} has no partition_key_index`);
     if (r.data === undefined) throw new MalformedProtobuf(`record ${i} has no data`);
     const partitionKey = partitionKeys[r.partitionKeyIndex];
-    if (partitionKey === undefined) throw new MalformedProtobuf(`record ${i}: partition_key_index ${r.partitionKeyIndex} outside the table of ${partitionKeys.length}`);
+    if (partitionKey === undefined)
+      throw new MalformedProtobuf(
+        `record ${i}: partition_key_index ${r.partitionKeyIndex} outside the table of ${partitionKeys.length}`,
+      );
     const user: UserRecord = { partitionKey, data: r.data, tags: r.tags };
     if (r.explicitHashKeyIndex !== undefined) {
       const hashKey = hashKeys[r.explicitHashKeyIndex];
-      if (hashKey === undefined) throw new MalformedProtobuf(`record ${i}: explicit_hash_key_index ${r.explicitHashKeyIndex} outside the table of ${hashKeys.length}`);
+      if (hashKey === undefined)
+        throw new MalformedProtobuf(
+          `record ${i}: explicit_hash_key_index ${r.explicitHashKeyIndex} outside the table of ${hashKeys.length}`,
+        );
       user.explicitHashKey = hashKey;
     }
     return user;

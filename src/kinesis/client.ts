@@ -21,7 +21,10 @@ export function createKinesisClient(config: Pick<SpoutConfig, 'region' | 'endpoi
       requestTimeout: 30_000,
     }),
     credentials: config.assumeRoleArn
-      ? fromTemporaryCredentials({ params: { RoleArn: config.assumeRoleArn, RoleSessionName: 'kinesis-shell-spout' }, clientConfig: { region: config.region } })
+      ? fromTemporaryCredentials({
+          params: { RoleArn: config.assumeRoleArn, RoleSessionName: 'kinesis-shell-spout' },
+          clientConfig: { region: config.region },
+        })
       : undefined,
   });
 }

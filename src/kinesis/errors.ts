@@ -13,11 +13,29 @@ export interface KinesisProblem {
   reportAfter: number;
 }
 
-const KMS = ['KMSAccessDeniedException', 'KMSDisabledException', 'KMSInvalidStateException', 'KMSNotFoundException', 'KMSOptInRequired', 'KMSThrottlingException'];
-const CREDENTIALS = ['UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'CredentialsProviderError', 'InvalidClientTokenId', 'MissingAuthenticationToken'];
+const KMS = [
+  'KMSAccessDeniedException',
+  'KMSDisabledException',
+  'KMSInvalidStateException',
+  'KMSNotFoundException',
+  'KMSOptInRequired',
+  'KMSThrottlingException',
+];
+const CREDENTIALS = [
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'ExpiredTokenException',
+  'CredentialsProviderError',
+  'InvalidClientTokenId',
+  'MissingAuthenticationToken',
+];
 
 /** Errors that mean Kinesis (or KMS behind it) refused a call for throughput, not that something is wrong. */
-const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'LimitExceededException', 'KMSThrottlingException']);
+const THROTTLING = new Set([
+  'ProvisionedThroughputExceededException',
+  'LimitExceededException',
+  'KMSThrottlingException',
+]);
 
 export function isThrottling(err: unknown): boolean {
   return THROTTLING.has((err as { name?: string } | undefined)?.name ?? '');
@@ -26,17 +44,42 @@ export function isThrottling(err: unknown): boolean {
 export function kinesisProblem(err: unknown, stream: string): KinesisProblem {
   const name = (err as { name?: string })?.name ?? 'Error';
   if (name === 'AccessDeniedException') {
-    return { name, transient: false, reportAfter: 1, fix: `grant the worker's role kinesis:ListShards, kinesis:DescribeStreamSummary, kinesis:GetShardIterator and kinesis:GetRecords on ${stream}` };
+    return {
+      name,
+      transient: false,
+      reportAfter: 1,
+      fix: `grant the worker's role kinesis:ListShards, kinesis:DescribeStreamSummary, kinesis:GetShardIterator and kinesis:GetRecords on ${stream}`,
+    };
   }
   if (KMS.includes(name)) {
-    return { name, transient: name === 'KMSThrottlingException', reportAfter: name === 'KMSThrottlingException' ? 5 : 1, fix: `the stream is encrypted: the worker's role needs kms:Decrypt on the stream's key, and the key must be enabled (${stream})` };
+    return {
+      name,
+      transient: name === 'KMSThrottlingException',
+      reportAfter: name === 'KMSThrottlingException' ? 5 : 1,
+      fix: `the stream is encrypted: the worker's role needs kms:Decrypt on the stream's key, and the key must be enabled (${stream})`,
+    };
   }
   if (CREDENTIALS.includes(name)) {
-    return { name, transient: false, reportAfter: 1, fix: 'the AWS credentials were refused: check the default credential chain on the worker host (and assumeRoleArn)' };
+    return {
+      name,
+      transient: false,
+      reportAfter: 1,
+      fix: 'the AWS credentials were refused: check the default credential chain on the worker host (and assumeRoleArn)',
+    };
   }
   if (name === 'ResourceNotFoundException') {
     // Also seen for a moment around resharding; a listing decides what it means.
-    return { name, transient: false, reportAfter: 3, fix: `check streamName/streamArn, region and endpoint: ${stream} is not there` };
+    return {
+      name,
+      transient: false,
+      reportAfter: 3,
+      fix: `check streamName/streamArn, region and endpoint: ${stream} is not there`,
+    };
   }
-  return { name, transient: true, reportAfter: 5, fix: 'retrying with backoff; check the network path to the Kinesis endpoint if this lasts' };
+  return {
+    name,
+    transient: true,
+    reportAfter: 5,
+    fix: 'retrying with backoff; check the network path to the Kinesis endpoint if this lasts',
+  };
 }

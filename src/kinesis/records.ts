@@ -54,7 +54,12 @@ export function parseMessageId(id: unknown): ParsedMessageId | undefined {
 
 export type DataDecodeFailure = (record: KinesisRecord, err: unknown) => void;
 
-export function tupleOf(record: KinesisRecord, fields: readonly TupleField[], format: DataFormat, onBadJson: DataDecodeFailure): unknown[] {
+export function tupleOf(
+  record: KinesisRecord,
+  fields: readonly TupleField[],
+  format: DataFormat,
+  onBadJson: DataDecodeFailure,
+): unknown[] {
   return fields.map((field) => {
     switch (field) {
       case 'partitionKey':

@@ -64,7 +64,9 @@ export class ShardReader {
   }
 
   start(): void {
-    this.loop ??= this.run().catch((err) => this.options.events.log(LogLevel.Error, `reader of ${this.options.shardId} stopped: ${describeError(err)}`));
+    this.loop ??= this.run().catch((err) =>
+      this.options.events.log(LogLevel.Error, `reader of ${this.options.shardId} stopped: ${describeError(err)}`),
+    );
   }
 
   /** Stops reading; resolves when no request is in flight any more. Records arriving later are dropped. */
@@ -97,15 +99,26 @@ export class ShardReader {
         this.lastCallAt = scheduler.now();
         events.requested();
         const response = await this.options.kinesis.send(
-          new GetRecordsCommand({ ShardIterator: iterator, Limit: Math.min(this.options.maxRecordsPerRequest, room), StreamARN: this.options.stream.streamArn }),
+          new GetRecordsCommand({
+            ShardIterator: iterator,
+            Limit: Math.min(this.options.maxRecordsPerRequest, room),
+            StreamARN: this.options.stream.streamArn,
+          }),
           { abortSignal: this.signal },
         );
         if (this.signal.aborted) return;
         this.failures = 0;
         const records = (response.Records ?? []).map(
-          (r): KinesisRecord => ({ shardId, sequenceNumber: r.SequenceNumber!, partitionKey: r.PartitionKey!, data: r.Data ?? new Uint8Array(), arrivalMs: r.ApproximateArrivalTimestamp?.getTime() ?? 0 }),
+          (r): KinesisRecord => ({
+            shardId,
+            sequenceNumber: r.SequenceNumber!,
+            partitionKey: r.PartitionKey!,
+            data: r.Data ?? new Uint8Array(),
+            arrivalMs: r.ApproximateArrivalTimestamp?.getTime() ?? 0,
+          }),
         );
-        if (records.length > 0) this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
+        if (records.length > 0)
+          this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
         events.records(records, response.MillisBehindLatest);
         if (!response.NextShardIterator) {
           events.end((response.ChildShards ?? []).map((c) => c.ShardId!).filter(Boolean));
@@ -118,12 +131,18 @@ export class ShardReader {
         if (this.signal.aborted) return;
         const name = errorName(err);
         if (name === 'ExpiredIteratorException') {
-          events.log(LogLevel.Info, `iterator of ${shardId} expired; seeking again ${this.position.kind === 'AFTER' ? `after ${this.position.sequenceNumber}` : 'from the start position'}`);
+          events.log(
+            LogLevel.Info,
+            `iterator of ${shardId} expired; seeking again ${this.position.kind === 'AFTER' ? `after ${this.position.sequenceNumber}` : 'from the start position'}`,
+          );
           events.iteratorReset?.();
         } else {
           this.failures += 1;
           const delay = backoffMs(this.failures, () => scheduler.random());
-          events.log(isThrottling(err) ? LogLevel.Debug : LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
+          events.log(
+            isThrottling(err) ? LogLevel.Debug : LogLevel.Warn,
+            `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`,
+          );
           events.failed(err, this.failures);
           await this.sleep(delay);
         }
@@ -133,14 +152,25 @@ export class ShardReader {
   }
 
   private async iteratorAt(position: ShardReaderOptions['from']): Promise<string> {
-    const response = await this.options.kinesis.send(new GetShardIteratorCommand(iteratorRequest(this.options.stream, this.options.shardId, position)), { abortSignal: this.signal });
+    const response = await this.options.kinesis.send(
+      new GetShardIteratorCommand(iteratorRequest(this.options.stream, this.options.shardId, position)),
+      { abortSignal: this.signal },
+    );
     return response.ShardIterator!;
   }
 }
 
 /** The GetShardIterator request that starts a reader at `position` (the spout's readers and the tools make the same). */
-export function iteratorRequest(stream: StreamRef, shardId: string, position: Exclude<Position, { kind: 'SHARD_END' }>): GetShardIteratorCommandInput {
-  const input: GetShardIteratorCommandInput = { ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON', ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }) };
+export function iteratorRequest(
+  stream: StreamRef,
+  shardId: string,
+  position: Exclude<Position, { kind: 'SHARD_END' }>,
+): GetShardIteratorCommandInput {
+  const input: GetShardIteratorCommandInput = {
+    ShardId: shardId,
+    ShardIteratorType: 'TRIM_HORIZON',
+    ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }),
+  };
   if (position.kind === 'AFTER') {
     // Stopped inside a KPL aggregate: read it again (its owner skips the user records already done).
     input.ShardIteratorType = position.subSequence === undefined ? 'AFTER_SEQUENCE_NUMBER' : 'AT_SEQUENCE_NUMBER';

@@ -14,20 +14,35 @@ export interface StreamIdentity {
 }
 
 function toNode(shard: Shard): ShardNode {
-  const parents = [shard.ParentShardId, shard.AdjacentParentShardId].filter((p): p is string => typeof p === 'string' && p !== '');
-  const node: ShardNode = { shardId: shard.ShardId!, parents, closed: shard.SequenceNumberRange?.EndingSequenceNumber !== undefined };
+  const parents = [shard.ParentShardId, shard.AdjacentParentShardId].filter(
+    (p): p is string => typeof p === 'string' && p !== '',
+  );
+  const node: ShardNode = {
+    shardId: shard.ShardId!,
+    parents,
+    closed: shard.SequenceNumberRange?.EndingSequenceNumber !== undefined,
+  };
   const range = shard.HashKeyRange;
-  if (range?.StartingHashKey && range.EndingHashKey) node.hashKeyRange = { start: range.StartingHashKey, end: range.EndingHashKey };
+  if (range?.StartingHashKey && range.EndingHashKey)
+    node.hashKeyRange = { start: range.StartingHashKey, end: range.EndingHashKey };
   return node;
 }
 
 /** Every shard the stream still retains (an unfiltered listing: the only one that may declare expiry). */
-export async function listShards(kinesis: KinesisApi, stream: StreamRef, abortSignal?: AbortSignal): Promise<ShardNode[]> {
+export async function listShards(
+  kinesis: KinesisApi,
+  stream: StreamRef,
+  abortSignal?: AbortSignal,
+): Promise<ShardNode[]> {
   const shards: ShardNode[] = [];
   let nextToken: string | undefined;
   do {
     // Later pages carry only NextToken: the stream name is not allowed with it.
-    const input = nextToken ? { NextToken: nextToken } : stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName };
+    const input = nextToken
+      ? { NextToken: nextToken }
+      : stream.streamArn
+        ? { StreamARN: stream.streamArn }
+        : { StreamName: stream.streamName };
     const page = await kinesis.send(new ListShardsCommand(input), { abortSignal });
     for (const shard of page.Shards ?? []) shards.push(toNode(shard));
     nextToken = page.NextToken;
@@ -39,8 +54,15 @@ export async function listShards(kinesis: KinesisApi, stream: StreamRef, abortSi
  * Shards created after `lastShardId` (shard ids grow with each reshard): a cheap check for new shards.
  * A filtered listing never says a shard expired.
  */
-export async function listShardsAfter(kinesis: KinesisApi, stream: StreamRef, lastShardId: string): Promise<ShardNode[]> {
-  const input = { ExclusiveStartShardId: lastShardId, ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }) };
+export async function listShardsAfter(
+  kinesis: KinesisApi,
+  stream: StreamRef,
+  lastShardId: string,
+): Promise<ShardNode[]> {
+  const input = {
+    ExclusiveStartShardId: lastShardId,
+    ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }),
+  };
   const page = await kinesis.send(new ListShardsCommand(input));
   return (page.Shards ?? []).map(toNode);
 }

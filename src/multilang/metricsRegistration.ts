@@ -29,17 +29,26 @@ export function metricsRegistration(conf: Record<string, unknown>): MetricsRegis
   if (value === undefined || value === null) return undefined;
   const expected = `{"version": ${VERSION}, "process": <metric name>, "shards": <metric name>, "intervalSecs": <whole seconds ≥ 1>}`;
   const bad = (problem: string) =>
-    new SpoutError(ErrorCode.BadConfig, `${METRICS_CONF_KEY} ${problem}; expected ${expected} (set by the KinesisShellSpout Java class); no metrics are sent`);
+    new SpoutError(
+      ErrorCode.BadConfig,
+      `${METRICS_CONF_KEY} ${problem}; expected ${expected} (set by the KinesisShellSpout Java class); no metrics are sent`,
+    );
   if (!isObject(value)) throw bad(`is ${JSON.stringify(value)}, not an object`);
-  if (value.version !== VERSION) throw bad(`has version ${JSON.stringify(value.version)}: this kinesis-spout.cjs speaks version ${VERSION} only (is the jar's Java class from another release?)`);
+  if (value.version !== VERSION)
+    throw bad(
+      `has version ${JSON.stringify(value.version)}: this kinesis-spout.cjs speaks version ${VERSION} only (is the jar's Java class from another release?)`,
+    );
   const unknown = Object.keys(value).filter((key) => !KEYS.includes(key));
   if (unknown.length > 0) throw bad(`has unknown key(s) ${unknown.join(', ')}`);
   for (const key of ['process', 'shards'] as const) {
-    if (typeof value[key] !== 'string' || value[key] === '') throw bad(`has ${key} = ${JSON.stringify(value[key])}, not a metric name`);
+    if (typeof value[key] !== 'string' || value[key] === '')
+      throw bad(`has ${key} = ${JSON.stringify(value[key])}, not a metric name`);
   }
-  if (value.process === value.shards) throw bad(`names the same metric "${String(value.process)}" for process and shards`);
+  if (value.process === value.shards)
+    throw bad(`names the same metric "${String(value.process)}" for process and shards`);
   const interval = value.intervalSecs;
-  if (typeof interval !== 'number' || !Number.isInteger(interval) || interval < 1) throw bad(`has intervalSecs = ${JSON.stringify(interval)}, not a whole number of seconds ≥ 1`);
+  if (typeof interval !== 'number' || !Number.isInteger(interval) || interval < 1)
+    throw bad(`has intervalSecs = ${JSON.stringify(interval)}, not a whole number of seconds ≥ 1`);
   return { process: value.process as string, shards: value.shards as string, intervalSecs: interval };
 }
 

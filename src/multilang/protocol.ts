@@ -43,10 +43,18 @@ export function parseHandshake(body: string): Handshake {
     throw new SpoutError(ErrorCode.BadFrame, `handshake must carry pidDir, conf and context: ${truncate(body)}`);
   }
   const context = value.context;
-  if (typeof context.taskid !== 'number' || typeof context.componentid !== 'string' || !isObject(context['task->component'])) {
+  if (
+    typeof context.taskid !== 'number' ||
+    typeof context.componentid !== 'string' ||
+    !isObject(context['task->component'])
+  ) {
     throw new SpoutError(ErrorCode.BadFrame, 'handshake context must carry taskid, componentid and task->component');
   }
-  return { pidDir: value.pidDir, conf: isObject(value.conf) ? value.conf : {}, context: context as unknown as TopologyContext };
+  return {
+    pidDir: value.pidDir,
+    conf: isObject(value.conf) ? value.conf : {},
+    context: context as unknown as TopologyContext,
+  };
 }
 
 /**
@@ -89,7 +97,10 @@ export function taskPosition(context: TopologyContext): { index: number; count: 
     .sort((a, b) => a - b);
   const index = ids.indexOf(context.taskid);
   if (index < 0) {
-    throw new SpoutError(ErrorCode.BadFrame, `task ${context.taskid} is not a task of component ${context.componentid}`);
+    throw new SpoutError(
+      ErrorCode.BadFrame,
+      `task ${context.taskid} is not a task of component ${context.componentid}`,
+    );
   }
   return { index, count: ids.length };
 }

@@ -133,7 +133,10 @@ export class StormStdio {
     const state = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
     let worker: Worker;
     try {
-      worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { state, stdinPath: `/proc/${process.pid}/fd/0`, periodMs: WATCHDOG_MS } });
+      worker = new Worker(WATCHDOG_SOURCE, {
+        eval: true,
+        workerData: { state, stdinPath: `/proc/${process.pid}/fd/0`, periodMs: WATCHDOG_MS },
+      });
     } catch (err) {
       closeSync(stdin);
       closeSync(stdout);
@@ -156,7 +159,8 @@ export class StormStdio {
     if (reply && this.direct && process.stdout.writableLength === 0) {
       try {
         if (text === SYNC_FRAME) {
-          for (let offset = 0; offset < SYNC_BYTES.length; ) offset += writeSync(this.direct.stdout, SYNC_BYTES, offset);
+          for (let offset = 0; offset < SYNC_BYTES.length; )
+            offset += writeSync(this.direct.stdout, SYNC_BYTES, offset);
           return;
         }
         // Encoded once into a buffer kept for the next reply (UTF-8 takes at most 3 bytes per UTF-16 unit,
@@ -241,7 +245,8 @@ export class StormStdio {
         Atomics.store(state, DIRECT, 0);
         const code = (err as NodeJS.ErrnoException).code;
         // Interrupted: the event loop reads instead, this time.
-        if (code !== 'EINTR' && code !== 'EAGAIN') this.disableDirect(direct.worker, `reading stdin failed (${code ?? String(err)})`);
+        if (code !== 'EINTR' && code !== 'EAGAIN')
+          this.disableDirect(direct.worker, `reading stdin failed (${code ?? String(err)})`);
         return;
       } finally {
         Atomics.store(state, BLOCKED, 0);

@@ -9,7 +9,11 @@ export type { ShardNode };
  * listing (expired). By default a parent is done when finished (read and acked): a child is never read
  * while a parent still has unacked records, which keeps per-key order.
  */
-export function readableShards(shards: readonly ShardNode[], isFinished: (shardId: string) => boolean, isParentDone: (shardId: string) => boolean = isFinished): string[] {
+export function readableShards(
+  shards: readonly ShardNode[],
+  isFinished: (shardId: string) => boolean,
+  isParentDone: (shardId: string) => boolean = isFinished,
+): string[] {
   const listed = new Set(shards.map((s) => s.shardId));
   return shards
     .filter((s) => !isFinished(s.shardId) && s.parents.every((p) => !listed.has(p) || isParentDone(p)))
@@ -31,12 +35,18 @@ export function preferenceScore(member: string, shardId: string): number {
  * How many shards each member should hold: within one of each other, and the extra ones go to the
  * members that already hold the most, so a change moves as few leases as possible.
  */
-export function shareTargets(members: readonly string[], held: ReadonlyMap<string, number>, total: number): Map<string, number> {
+export function shareTargets(
+  members: readonly string[],
+  held: ReadonlyMap<string, number>,
+  total: number,
+): Map<string, number> {
   const targets = new Map<string, number>();
   if (members.length === 0) return targets;
   const floor = Math.floor(total / members.length);
   let extra = total % members.length;
-  const byHolding = [...members].sort((a, b) => (held.get(b) ?? 0) - (held.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
+  const byHolding = [...members].sort(
+    (a, b) => (held.get(b) ?? 0) - (held.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0),
+  );
   for (const member of byHolding) {
     targets.set(member, floor + (extra > 0 ? 1 : 0));
     extra -= 1;
@@ -56,7 +66,12 @@ export interface LeasePlan {
  * What `me` should do with leases. `leases` maps shard to holder (any task, live or not); only readable
  * shards count towards shares. Members not in `members` (not registered yet) are not given shares.
  */
-export function planLeases(input: { readable: readonly string[]; leases: ReadonlyMap<string, string>; members: readonly string[]; me: string }): LeasePlan {
+export function planLeases(input: {
+  readable: readonly string[];
+  leases: ReadonlyMap<string, string>;
+  members: readonly string[];
+  me: string;
+}): LeasePlan {
   const { readable, leases, me } = input;
   const members = input.members.includes(me) ? input.members : [...input.members, me];
   const held = new Map<string, number>();
@@ -83,8 +98,14 @@ export function planLeases(input: { readable: readonly string[]; leases: Readonl
  * listing predates the reshard), or a lease on an unlisted shard. Tasks with different views would
  * compute different shares and could leave a shard unread.
  */
-export function listingIsStale(shards: readonly ShardNode[], finished: ReadonlySet<string>, leases: ReadonlyMap<string, string>): boolean {
+export function listingIsStale(
+  shards: readonly ShardNode[],
+  finished: ReadonlySet<string>,
+  leases: ReadonlyMap<string, string>,
+): boolean {
   const listed = new Set(shards.map((s) => s.shardId));
   const parents = new Set(shards.flatMap((s) => s.parents));
-  return [...finished].some((id) => listed.has(id) && !parents.has(id)) || [...leases.keys()].some((id) => !listed.has(id));
+  return (
+    [...finished].some((id) => listed.has(id) && !parents.has(id)) || [...leases.keys()].some((id) => !listed.has(id))
+  );
 }

@@ -84,7 +84,9 @@ export class Coordinator {
       },
       hashRangeOf: (shardId) => {
         const range = this.shardList?.find((s) => s.shardId === shardId)?.hashKeyRange;
-        return range && /^\d+$/.test(range.start) && /^\d+$/.test(range.end) ? { start: BigInt(range.start), end: BigInt(range.end) } : undefined;
+        return range && /^\d+$/.test(range.start) && /^\d+$/.test(range.end)
+          ? { start: BigInt(range.start), end: BigInt(range.end) }
+          : undefined;
       },
       notFound: () => {
         // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.
@@ -183,7 +185,10 @@ export class Coordinator {
           }
           this.session = session;
           this.shardList = shards;
-          this.log(LogLevel.Info, `joined as ${session.store.memberId} (ZooKeeper session ${session.zk.sessionId}, state under ${session.store.base})`);
+          this.log(
+            LogLevel.Info,
+            `joined as ${session.store.memberId} (ZooKeeper session ${session.zk.sessionId}, state under ${session.store.base})`,
+          );
           if (!this.joinedBefore) void this.logResumePoints(session, shards);
           this.joinedBefore = true;
           this.scheduleRebalance();
@@ -202,11 +207,15 @@ export class Coordinator {
 
   /** At the process's first join: where every shard resumes, and what initialPosition still means. */
   private async logResumePoints(session: Session, shards: ShardNode[]): Promise<void> {
-    this.log(LogLevel.Info, initialPositionNote(session.bootstrap, this.deps.config.initialPosition, session.store.base));
+    this.log(
+      LogLevel.Info,
+      initialPositionNote(session.bootstrap, this.deps.config.initialPosition, session.store.base),
+    );
     try {
       const { points, finished, corrupt } = await gatherResumePoints(session, shards);
       this.log(LogLevel.Info, resumePointsLine(points, finished));
-      for (const { shardId, error } of corrupt) this.reporter.problem(`corrupt:${shardId}`, `${error.message}; ${shardId} is not read until then`);
+      for (const { shardId, error } of corrupt)
+        this.reporter.problem(`corrupt:${shardId}`, `${error.message}; ${shardId} is not read until then`);
     } catch (err) {
       this.log(LogLevel.Warn, `could not read where shards resume: ${describeError(err)}`);
     }
@@ -215,7 +224,10 @@ export class Coordinator {
   private onZkState(zk: ZooKeeper, state: ConnectionState): void {
     if (this.session?.zk !== zk) return;
     if (state === 'expired') {
-      this.log(LogLevel.Warn, `ZooKeeper session ${zk.sessionId} expired: dropping ${this.shards.size} shard(s) and joining again with a new session`);
+      this.log(
+        LogLevel.Warn,
+        `ZooKeeper session ${zk.sessionId} expired: dropping ${this.shards.size} shard(s) and joining again with a new session`,
+      );
       this.dropSession();
       void this.connectLoop();
     } else if (state === 'disconnected') {
@@ -257,12 +269,17 @@ export class Coordinator {
     if (isThrottling(err)) this.metrics.count(ProcessCounter.ThrottledCalls);
     const message = `shard assignment failed (${this.failedAssignments} time(s) in a row): ${describeError(err)}`;
     if (err instanceof SpoutError && err.code === ErrorCode.ZooKeeper) {
-      if (this.failedAssignments >= REPORT_AFTER_FAILURES) this.reporter.problem('assign', `${message}; check that ZooKeeper at ${this.deps.config.zookeeper.connect} is healthy`);
+      if (this.failedAssignments >= REPORT_AFTER_FAILURES)
+        this.reporter.problem(
+          'assign',
+          `${message}; check that ZooKeeper at ${this.deps.config.zookeeper.connect} is healthy`,
+        );
       else this.log(LogLevel.Warn, message);
       return;
     }
     const problem = kinesisProblem(err, this.streamLabel);
-    if (this.failedAssignments >= problem.reportAfter) this.reporter.problem(`kinesis:${problem.name}`, `${message}; ${problem.fix}`);
+    if (this.failedAssignments >= problem.reportAfter)
+      this.reporter.problem(`kinesis:${problem.name}`, `${message}; ${problem.fix}`);
     else this.log(LogLevel.Warn, message);
     if (problem.name === 'ResourceNotFoundException') this.identityCheckDue = true;
   }
@@ -304,7 +321,9 @@ export class Coordinator {
     const letGoBefore = this.held.letGoMark;
     const [finished, leases, members, ended] = await Promise.all([
       store.finishedShards(this.onWatch),
-      store.leases(this.onWatch, (err) => this.reporter.problem(`corrupt:${err.message}`, `${err.message}; its shard is not read until then`)),
+      store.leases(this.onWatch, (err) =>
+        this.reporter.problem(`corrupt:${err.message}`, `${err.message}; its shard is not read until then`),
+      ),
       store.members(this.onWatch),
       ordering === 'parents-emitted' ? store.endedShards(this.onWatch) : new Set<string>(),
     ]);
@@ -319,23 +338,33 @@ export class Coordinator {
 
     const listed = new Set(shards.map((s) => s.shardId));
     for (const shard of this.shards.values()) {
-      if (shard.phase.kind === 'closing' || shard.phase.kind === 'starting' || shard.phase.kind === 'givingBack') continue;
+      if (shard.phase.kind === 'closing' || shard.phase.kind === 'starting' || shard.phase.kind === 'givingBack')
+        continue;
       if (leases.get(shard.shardId) !== store.memberId) {
         this.log(LogLevel.Warn, `lease on ${shard.shardId} is no longer ours: stopped emitting from it`);
         this.held.forget(shard);
       } else if (shard.phase.kind === 'reading' && !listed.has(shard.shardId)) {
         // Only an unfiltered listing may say so: the shard expired past retention, nothing more to read.
-        this.log(LogLevel.Warn, `${shard.shardId} is not in the stream any more (expired past retention); finishing it once its records are acked`);
+        this.log(
+          LogLevel.Warn,
+          `${shard.shardId} is not in the stream any more (expired past retention); finishing it once its records are acked`,
+        );
         this.held.drain(shard);
       }
     }
     const isFinished = (id: string) => this.isFinished(session, finished, id);
-    const parentDone = ordering === 'none' ? () => true : ordering === 'parents-emitted' ? (id: string) => ended.has(id) || isFinished(id) : isFinished;
+    const parentDone =
+      ordering === 'none'
+        ? () => true
+        : ordering === 'parents-emitted'
+          ? (id: string) => ended.has(id) || isFinished(id)
+          : isFinished;
     const readable = readableShards(shards, isFinished, parentDone);
     const plan = planLeases({ readable, leases, members: this.sharingMembers(session, members), me: store.memberId });
     for (const shardId of plan.release) {
       const shard = this.shards.get(shardId);
-      if (shard && (shard.phase.kind === 'reading' || shard.phase.kind === 'draining')) this.held.beginRelease(shard, 'rebalance: another task is owed a share');
+      if (shard && (shard.phase.kind === 'reading' || shard.phase.kind === 'draining'))
+        this.held.beginRelease(shard, 'rebalance: another task is owed a share');
     }
     await this.reconcile(session, leases, letGoBefore, new Set(readable), new Set(plan.release));
     let want = plan.want;
@@ -354,7 +383,13 @@ export class Coordinator {
    * applied and the reply lost, or a release did not get through. Read it, or give it back; never orphan it.
    * A shard let go since `leases` was read is not one: its lease is gone or going.
    */
-  private async reconcile(session: Session, leases: ReadonlyMap<string, string>, letGoBefore: number, readable: ReadonlySet<string>, release: ReadonlySet<string>): Promise<void> {
+  private async reconcile(
+    session: Session,
+    leases: ReadonlyMap<string, string>,
+    letGoBefore: number,
+    readable: ReadonlySet<string>,
+    release: ReadonlySet<string>,
+  ): Promise<void> {
     for (const [shardId, owner] of leases) {
       if (owner !== session.store.memberId || this.shards.has(shardId) || this.session !== session) continue;
       if (this.held.letGoSince(shardId, letGoBefore)) continue;
@@ -389,11 +424,14 @@ export class Coordinator {
     try {
       const listed = new Set(listing.map((s) => s.shardId));
       const leased = await session.store.leasedShards();
-      const missing = [...(await session.store.recordedShards())].filter((id) => !listed.has(id) && !this.shards.has(id) && !leased.has(id));
+      const missing = [...(await session.store.recordedShards())].filter(
+        (id) => !listed.has(id) && !this.shards.has(id) && !leased.has(id),
+      );
       const confirmed = missing.filter((id) => this.missingBefore.has(id));
       this.missingBefore = new Set(missing);
       for (const shardId of confirmed) await session.store.forgetShard(shardId);
-      if (confirmed.length > 0) this.log(LogLevel.Info, `forgot ${confirmed.length} shard(s) no longer in the stream: ${confirmed.join(', ')}`);
+      if (confirmed.length > 0)
+        this.log(LogLevel.Info, `forgot ${confirmed.length} shard(s) no longer in the stream: ${confirmed.join(', ')}`);
     } catch (err) {
       this.log(LogLevel.Warn, `cleaning up expired shards failed: ${describeError(err)}`);
     }
@@ -413,7 +451,10 @@ export class Coordinator {
     } else {
       try {
         this.io.listShards += 1;
-        const last = known.map((s) => s.shardId).sort().pop()!;
+        const last = known
+          .map((s) => s.shardId)
+          .sort()
+          .pop()!;
         if ((await listShardsAfter(this.deps.kinesis, this.stream, last)).length > 0) this.shardList = undefined;
       } catch (err) {
         if (isThrottling(err)) this.metrics.count(ProcessCounter.ThrottledCalls);

@@ -111,12 +111,18 @@ export class HeldShards {
     this.byId.delete(shard.shardId);
     this.deps.metrics.count(ProcessCounter.LeasesGiven);
     this.lastLetGo.set(shard.shardId, ++this.letGoCount);
-    this.lateOutcomes.expect([...shard.inFlight.outstanding()].map((key) => messageIdOfKey(shard.shardId, key)), this.now);
+    this.lateOutcomes.expect(
+      [...shard.inFlight.outstanding()].map((key) => messageIdOfKey(shard.shardId, key)),
+      this.now,
+    );
   }
 
   /** The lease is ours: read from the checkpoint (written first from the start position when there is none). */
   async start(session: Session, shardId: string): Promise<void> {
-    const shard = new OwnedShard(shardId, this.now, { deaggregate: this.deps.config.deaggregate, hashRange: this.deps.hashRangeOf?.(shardId) });
+    const shard = new OwnedShard(shardId, this.now, {
+      deaggregate: this.deps.config.deaggregate,
+      hashRange: this.deps.hashRangeOf?.(shardId),
+    });
     this.byId.set(shardId, shard);
     this.deps.metrics.leaseTaken(shardId);
     try {
@@ -131,7 +137,8 @@ export class HeldShards {
         return;
       }
       this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
-      if (from.kind === 'AFTER' && from.subSequence !== undefined) shard.resumeInside = { sequenceNumber: from.sequenceNumber, subSequence: from.subSequence };
+      if (from.kind === 'AFTER' && from.subSequence !== undefined)
+        shard.resumeInside = { sequenceNumber: from.sequenceNumber, subSequence: from.subSequence };
       shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
       shard.phase.reader.start();
     } catch (err) {
@@ -139,7 +146,8 @@ export class HeldShards {
       const backoff = Math.min(START_BACKOFF_MS.max, START_BACKOFF_MS.initial * 2 ** (failures - 1));
       this.startFailures.set(shardId, { failures, retryAt: this.now + backoff });
       const message = `could not start ${shardId}: ${describeError(err)}; giving its lease back, trying again in ${Math.round(backoff / 1000)} s`;
-      if (err instanceof SpoutError && err.code === ErrorCode.CorruptState) this.deps.reporter.problem(`corrupt:${shardId}`, message);
+      if (err instanceof SpoutError && err.code === ErrorCode.CorruptState)
+        this.deps.reporter.problem(`corrupt:${shardId}`, message);
       else this.log(LogLevel.Warn, message);
       this.forget(shard);
       await session.store.releaseLease(shardId).catch(() => undefined);
@@ -168,7 +176,10 @@ export class HeldShards {
         end: (children) => {
           if (!current()) return;
           metrics.count(ProcessCounter.ReshardEvents);
-          this.log(LogLevel.Info, `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`);
+          this.log(
+            LogLevel.Info,
+            `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`,
+          );
           this.drain(shard);
         },
         failed: (err, consecutive) => {
@@ -176,13 +187,20 @@ export class HeldShards {
           if (isThrottling(err)) metrics.count(ProcessCounter.ThrottledCalls);
           if (!current()) return;
           const problem = kinesisProblem(err, this.deps.streamLabel);
-          if (consecutive >= problem.reportAfter) this.deps.reporter.problem(`kinesis:${problem.name}`, `reading ${shard.shardId} failed ${consecutive} time(s) in a row: ${describeError(err)}; ${problem.fix}; still retrying`);
+          if (consecutive >= problem.reportAfter)
+            this.deps.reporter.problem(
+              `kinesis:${problem.name}`,
+              `reading ${shard.shardId} failed ${consecutive} time(s) in a row: ${describeError(err)}; ${problem.fix}; still retrying`,
+            );
           if (problem.name === 'ResourceNotFoundException') this.deps.notFound();
         },
         room: () => {
           // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
           shard.reserved = 0;
-          const room = this.deps.isActive() && current() ? fetchRoom(heldIn(this.byId.values()), shard, this.byId.size, config) : 0;
+          const room =
+            this.deps.isActive() && current()
+              ? fetchRoom(heldIn(this.byId.values()), shard, this.byId.size, config)
+              : 0;
           shard.reserved = Math.ceil(room * shard.userRecordsPerRecord);
           return room;
         },
@@ -200,7 +218,10 @@ export class HeldShards {
     const { reporter } = this.deps;
     return {
       corrupt: (record, reason) =>
-        reporter.warn(`kpl-corrupt:${shardId}`, `record ${messageId(shardId, record.sequenceNumber)} starts with the KPL magic but is no valid aggregate (${reason}); emitted as it is`),
+        reporter.warn(
+          `kpl-corrupt:${shardId}`,
+          `record ${messageId(shardId, record.sequenceNumber)} starts with the KPL magic but is no valid aggregate (${reason}); emitted as it is`,
+        ),
       outsideRange: (records, range) =>
         reporter.warn(
           `kpl-range:${shardId}`,
@@ -222,7 +243,10 @@ export class HeldShards {
     if (shard.phase.kind === 'reading') void shard.phase.reader.stop();
     shard.dropBuffer();
     shard.phase = { kind: 'releasing', deadline: this.now + this.deps.config.handoffTimeoutMs, reason };
-    this.log(LogLevel.Info, `handing ${shard.shardId} over (${reason}); waiting up to ${this.deps.config.handoffTimeoutMs} ms for ${shard.inFlight.size} in-flight record(s)`);
+    this.log(
+      LogLevel.Info,
+      `handing ${shard.shardId} over (${reason}); waiting up to ${this.deps.config.handoffTimeoutMs} ms for ${shard.inFlight.size} in-flight record(s)`,
+    );
   }
 
   /** Moves shards whose wait is over: drained ones to SHARD_END, released ones to their last checkpoint. */
@@ -230,7 +254,12 @@ export class HeldShards {
     const now = this.now;
     for (const shard of this.byId.values()) {
       const { phase } = shard;
-      if (this.deps.config.ordering === 'parents-emitted' && phase.kind === 'draining' && shard.buffered === 0 && !shard.endAnnounced) {
+      if (
+        this.deps.config.ordering === 'parents-emitted' &&
+        phase.kind === 'draining' &&
+        shard.buffered === 0 &&
+        !shard.endAnnounced
+      ) {
         shard.endAnnounced = true;
         session.store.markEnded(shard.shardId).catch((err) => {
           shard.endAnnounced = false;
@@ -253,22 +282,34 @@ export class HeldShards {
 
   private async finish(session: Session, shard: OwnedShard): Promise<void> {
     try {
-      const done = await shard.writes.run(async () => shard.stored !== undefined && (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber)));
+      const done = await shard.writes.run(
+        async () =>
+          shard.stored !== undefined &&
+          (await session.store.finishShard(shard.shardId, shard.stored.version, shard.lastSequenceNumber)),
+      );
       this.deps.io.checkpointWrites += 1;
       if (this.byId.get(shard.shardId) !== shard) return;
       if (done) {
         this.letGo(shard);
-        const waited = shard.endedAt === undefined ? '' : ` ${Math.round(this.now - shard.endedAt)} ms after its end was reached`;
-        this.log(LogLevel.Info, `reshard: ${shard.shardId} finished: SHARD_END written${waited}, lease released; its children may be read`);
+        const waited =
+          shard.endedAt === undefined ? '' : ` ${Math.round(this.now - shard.endedAt)} ms after its end was reached`;
+        this.log(
+          LogLevel.Info,
+          `reshard: ${shard.shardId} finished: SHARD_END written${waited}, lease released; its children may be read`,
+        );
         this.deps.changed();
       } else {
         // A lost reply may have applied it already; otherwise the checkpoint moved under us. Either way the next holder knows.
-        this.log(LogLevel.Warn, `${shard.shardId}: SHARD_END not written (the checkpoint changed under us, or an earlier try got through); giving the lease back`);
+        this.log(
+          LogLevel.Warn,
+          `${shard.shardId}: SHARD_END not written (the checkpoint changed under us, or an earlier try got through); giving the lease back`,
+        );
         await this.giveBack(session, shard);
       }
     } catch (err) {
       this.writeFailed(`finishing ${shard.shardId}`, shard, err);
-      if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'draining', retryAt: this.now + WRITE_RETRY_MS };
+      if (this.byId.get(shard.shardId) === shard)
+        shard.phase = { kind: 'draining', retryAt: this.now + WRITE_RETRY_MS };
     }
   }
 
@@ -281,7 +322,8 @@ export class HeldShards {
       await this.writeCheckpoint(session, shard);
     } catch (err) {
       this.writeFailed(`releasing ${shard.shardId}`, shard, err);
-      if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'releasing', deadline: this.now, reason, retryAt: this.now + WRITE_RETRY_MS };
+      if (this.byId.get(shard.shardId) === shard)
+        shard.phase = { kind: 'releasing', deadline: this.now, reason, retryAt: this.now + WRITE_RETRY_MS };
       return;
     }
     await this.giveBack(session, shard);
@@ -296,26 +338,39 @@ export class HeldShards {
     try {
       await shard.writes.run(() => session.store.releaseLease(shard.shardId));
       const held = Math.round(this.now - shard.acquiredAt);
-      this.log(LogLevel.Info, `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`);
+      this.log(
+        LogLevel.Info,
+        `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`,
+      );
       this.letGo(shard);
       this.deps.changed();
     } catch (err) {
       this.writeFailed(`giving the lease on ${shard.shardId} back`, shard, err);
-      if (this.byId.get(shard.shardId) === shard) shard.phase = { kind: 'givingBack', retryAt: this.now + WRITE_RETRY_MS };
+      if (this.byId.get(shard.shardId) === shard)
+        shard.phase = { kind: 'givingBack', retryAt: this.now + WRITE_RETRY_MS };
     }
   }
 
   /** A failed write is retried; one that found a node nobody can read is also an operator's problem. */
   private writeFailed(what: string, shard: OwnedShard, err: unknown): void {
     const message = `${what} failed: ${describeError(err)}; retrying`;
-    if (err instanceof SpoutError && err.code === ErrorCode.CorruptState) this.deps.reporter.problem(`corrupt:${shard.shardId}`, message);
+    if (err instanceof SpoutError && err.code === ErrorCode.CorruptState)
+      this.deps.reporter.problem(`corrupt:${shard.shardId}`, message);
     else this.log(LogLevel.Warn, message);
   }
 
   /** Writes every changed checkpoint; a failed write is retried at the next flush. */
   async flush(session: Session): Promise<void> {
-    const open = [...this.byId.values()].filter((shard) => shard.phase.kind !== 'closing' && shard.phase.kind !== 'givingBack');
-    await Promise.all(open.map((shard) => this.writeCheckpoint(session, shard).catch((err) => this.writeFailed(`writing the checkpoint of ${shard.shardId}`, shard, err))));
+    const open = [...this.byId.values()].filter(
+      (shard) => shard.phase.kind !== 'closing' && shard.phase.kind !== 'givingBack',
+    );
+    await Promise.all(
+      open.map((shard) =>
+        this.writeCheckpoint(session, shard).catch((err) =>
+          this.writeFailed(`writing the checkpoint of ${shard.shardId}`, shard, err),
+        ),
+      ),
+    );
   }
 
   /** Queued behind the shard's other writes; asks while one waits are answered by it. */
@@ -332,8 +387,13 @@ export class HeldShards {
       // After a lost connection the outcome of the last write is unknown: re-read, never move backwards.
       const current = await session.store.readCheckpoint(shard.shardId);
       if (!current) throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint node of ${shard.shardId} disappeared`);
-      result = isNotBehind(current.position, next) ? current : await session.store.writeCheckpoint(shard.shardId, next, current.version);
-      if (result === 'conflict') throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shard.shardId} keeps changing under us`, { retriable: true });
+      result = isNotBehind(current.position, next)
+        ? current
+        : await session.store.writeCheckpoint(shard.shardId, next, current.version);
+      if (result === 'conflict')
+        throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shard.shardId} keeps changing under us`, {
+          retriable: true,
+        });
     }
     shard.stored = result;
     this.deps.io.checkpointWrites += 1;
@@ -346,7 +406,9 @@ export class HeldShards {
     if (!session) return;
     await Promise.all(
       held.map(async (shard) => {
-        await this.writeCheckpoint(session, shard).catch((err) => this.writeFailed(`writing the checkpoint of ${shard.shardId}`, shard, err));
+        await this.writeCheckpoint(session, shard).catch((err) =>
+          this.writeFailed(`writing the checkpoint of ${shard.shardId}`, shard, err),
+        );
         await shard.writes.run(() => session.store.releaseLease(shard.shardId)).catch(() => undefined);
       }),
     );

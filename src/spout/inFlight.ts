@@ -47,8 +47,16 @@ export class InFlight<R> {
    */
   add(at: string | Mark, record: R): void {
     const mark: Mark = typeof at === 'string' ? { sequenceNumber: at, closesRecord: true } : at;
-    if (this.last !== undefined && compareAfter({ sequenceNumber: mark.sequenceNumber, subSequence: mark.subSequence ?? -1 }, { sequenceNumber: this.last.sequenceNumber, subSequence: this.last.subSequence ?? -1 }) <= 0) {
-      throw new Error(`records must be emitted in order: ${recordKey(mark.sequenceNumber, mark.subSequence)} after ${recordKey(this.last.sequenceNumber, this.last.subSequence)}`);
+    if (
+      this.last !== undefined &&
+      compareAfter(
+        { sequenceNumber: mark.sequenceNumber, subSequence: mark.subSequence ?? -1 },
+        { sequenceNumber: this.last.sequenceNumber, subSequence: this.last.subSequence ?? -1 },
+      ) <= 0
+    ) {
+      throw new Error(
+        `records must be emitted in order: ${recordKey(mark.sequenceNumber, mark.subSequence)} after ${recordKey(this.last.sequenceNumber, this.last.subSequence)}`,
+      );
     }
     this.last = mark;
     const key = recordKey(mark.sequenceNumber, mark.subSequence);
@@ -94,7 +102,9 @@ export class InFlight<R> {
   get checkpoint(): { sequenceNumber: string; subSequence?: number } | undefined {
     const mark = this.committable?.mark;
     if (!mark) return undefined;
-    return mark.closesRecord || mark.subSequence === undefined ? { sequenceNumber: mark.sequenceNumber } : { sequenceNumber: mark.sequenceNumber, subSequence: mark.subSequence };
+    return mark.closesRecord || mark.subSequence === undefined
+      ? { sequenceNumber: mark.sequenceNumber }
+      : { sequenceNumber: mark.sequenceNumber, subSequence: mark.subSequence };
   }
 
   /** Records emitted and not acked. */
@@ -124,7 +134,11 @@ export class InFlight<R> {
 }
 
 /** Delay before re-emitting a failed record: exponential from `initialMs`, capped, with jitter in [50%, 100%]. */
-export function retryDelayMs(attempt: number, policy: { initialBackoffMs: number; maxBackoffMs: number }, random: () => number): number {
+export function retryDelayMs(
+  attempt: number,
+  policy: { initialBackoffMs: number; maxBackoffMs: number },
+  random: () => number,
+): number {
   const exponential = policy.initialBackoffMs * 2 ** Math.min(30, Math.max(0, attempt - 1));
   const capped = Math.min(policy.maxBackoffMs, exponential);
   return Math.round(capped * (0.5 + random() / 2));

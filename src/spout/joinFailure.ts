@@ -24,7 +24,9 @@ export function joinRetryDelayMs(attempt: number): number {
 }
 
 function zookeeperOrigin(config: SpoutConfig): string {
-  return config.origins.zookeeperConnect === 'storm.zookeeper.servers' ? 'storm.zookeeper.servers/storm.zookeeper.port (no kinesis.spout.zookeeper.connect)' : 'kinesis.spout.zookeeper.connect';
+  return config.origins.zookeeperConnect === 'storm.zookeeper.servers'
+    ? 'storm.zookeeper.servers/storm.zookeeper.port (no kinesis.spout.zookeeper.connect)'
+    : 'kinesis.spout.zookeeper.connect';
 }
 
 export function joinFailure(err: unknown, attempt: number, config: SpoutConfig, streamLabel: string): JoinFailure {
@@ -36,7 +38,9 @@ export function joinFailure(err: unknown, attempt: number, config: SpoutConfig, 
   if (err instanceof SpoutError && (err.code === ErrorCode.ZooKeeper || err.code === ErrorCode.CorruptState)) {
     // Not retriable: an answer (refused credentials, an ACL, SASL required, a corrupt node) that waiting will not change.
     const lasting = !err.retriable;
-    const hint = lasting ? '' : `. Check ${zookeeperOrigin(config)}, that ZooKeeper is up, and that this host may reach it`;
+    const hint = lasting
+      ? ''
+      : `. Check ${zookeeperOrigin(config)}, that ZooKeeper is up, and that this host may reach it`;
     return {
       key: lasting ? `zookeeper:${err.code}` : 'join',
       message: `cannot join ZooKeeper at ${config.zookeeper.connect} ${again}: ${describeError(err)}${hint}`,

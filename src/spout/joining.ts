@@ -74,7 +74,11 @@ export async function joinSession(deps: JoinDeps): Promise<{ session: Session; s
     }
     zk = connected;
     const memberId = `task${member.taskIndex}-${member.host}-${member.pid}-${connected.sessionId}`;
-    const store = new CoordinationStore(connected, basePath(config.zookeeper.root, config.applicationName, deps.stream.streamName), memberId);
+    const store = new CoordinationStore(
+      connected,
+      basePath(config.zookeeper.root, config.applicationName, deps.stream.streamName),
+      memberId,
+    );
     await store.ensureLayout();
     const identity = await describeStream(deps.kinesis, deps.stream);
     const shards = await deps.listShards();
@@ -91,12 +95,23 @@ export async function joinSession(deps: JoinDeps): Promise<{ session: Session; s
     if (mismatch) throw mismatch;
     await store.registerMember({ taskIndex: member.taskIndex, host: member.host, pid: member.pid });
     // An expiry while joining is only seen here: the session's state callbacks name it once it is current.
-    if (connected.connectionState !== 'connected') throw new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper session ${connected.sessionId} was lost while joining`, { retriable: true });
-    return { session: { zk: connected, store, bootstrap, startOf: startPositions(bootstrap), joinedAt: deps.scheduler.now() }, shards };
+    if (connected.connectionState !== 'connected')
+      throw new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper session ${connected.sessionId} was lost while joining`, {
+        retriable: true,
+      });
+    return {
+      session: { zk: connected, store, bootstrap, startOf: startPositions(bootstrap), joinedAt: deps.scheduler.now() },
+      shards,
+    };
   };
   const timeoutMs = joinTimeoutMs(deps.config);
   try {
-    return await within(deps.scheduler, timeoutMs, join(), () => new SpoutError(ErrorCode.ZooKeeper, `joining did not finish within ${timeoutMs} ms`, { retriable: true }));
+    return await within(
+      deps.scheduler,
+      timeoutMs,
+      join(),
+      () => new SpoutError(ErrorCode.ZooKeeper, `joining did not finish within ${timeoutMs} ms`, { retriable: true }),
+    );
   } catch (err) {
     abandoned = true;
     zk?.close();

@@ -22,7 +22,10 @@ export interface ShardHolding {
   readonly userRecordsPerRecord?: number;
 }
 
-export type MemoryLimits = Pick<SpoutConfig, 'maxRecordsInMemory' | 'maxBytesInMemory' | 'shardBufferSize' | 'maxRecordsPerRequest'>;
+export type MemoryLimits = Pick<
+  SpoutConfig,
+  'maxRecordsInMemory' | 'maxBytesInMemory' | 'shardBufferSize' | 'maxRecordsPerRequest'
+>;
 
 /** Bytes a record holds while the spout keeps it; the fixed cost per record is bounded by the record cap. */
 export function recordBytes(record: KinesisRecord): number {
@@ -45,7 +48,10 @@ export function heldIn(shards: Iterable<{ readonly held: Held }>): Held {
  */
 export function shardShare(limits: MemoryLimits, shardsHeld: number): Held {
   const shards = Math.max(2, shardsHeld);
-  return { records: Math.max(1, Math.floor(limits.maxRecordsInMemory / shards)), bytes: limits.maxBytesInMemory / shards };
+  return {
+    records: Math.max(1, Math.floor(limits.maxRecordsInMemory / shards)),
+    bytes: limits.maxBytesInMemory / shards,
+  };
 }
 
 /**
@@ -58,11 +64,18 @@ export function shardShare(limits: MemoryLimits, shardsHeld: number): Held {
  */
 export function fetchRoom(process: Held, shard: ShardHolding, shardsHeld: number, limits: MemoryLimits): number {
   const share = shardShare(limits, shardsHeld);
-  const held = Math.min(limits.shardBufferSize - shard.buffered, limits.maxRecordsInMemory - process.records, share.records - shard.held.records);
+  const held = Math.min(
+    limits.shardBufferSize - shard.buffered,
+    limits.maxRecordsInMemory - process.records,
+    share.records - shard.held.records,
+  );
   const bytes = Math.min(limits.maxBytesInMemory - process.bytes, share.bytes - shard.held.bytes);
   if (held <= 0 || bytes <= 0) return 0;
   // The caps count user records; a GetRecords limit counts Kinesis records, each a KPL aggregate of many maybe.
-  const records = Math.min(limits.maxRecordsPerRequest, Math.max(1, Math.floor(held / (shard.userRecordsPerRecord ?? 1))));
+  const records = Math.min(
+    limits.maxRecordsPerRequest,
+    Math.max(1, Math.floor(held / (shard.userRecordsPerRecord ?? 1))),
+  );
   if (shard.averageRecordBytes <= 0) return 1;
   return Math.min(records, Math.max(1, Math.floor(bytes / shard.averageRecordBytes)));
 }

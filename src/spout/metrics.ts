@@ -73,8 +73,22 @@ export interface MetricsReport {
 
 type ShardCounts = Record<ShardCounter, number>;
 
-const zeroShardCounts = (): ShardCounts => ({ emitted: 0, emittedBytes: 0, acked: 0, failed: 0, retried: 0, skipped: 0, deadLettered: 0 });
-const zeroProcessCounts = (): Record<ProcessCounter, number> => ({ leasesTaken: 0, leasesGiven: 0, reshardEvents: 0, throttledCalls: 0, iteratorResets: 0 });
+const zeroShardCounts = (): ShardCounts => ({
+  emitted: 0,
+  emittedBytes: 0,
+  acked: 0,
+  failed: 0,
+  retried: 0,
+  skipped: 0,
+  deadLettered: 0,
+});
+const zeroProcessCounts = (): Record<ProcessCounter, number> => ({
+  leasesTaken: 0,
+  leasesGiven: 0,
+  reshardEvents: 0,
+  throttledCalls: 0,
+  iteratorResets: 0,
+});
 
 /** Rates keep a few decimals: a gauge is read by people and graphs, not summed. */
 function perSecond(count: number, elapsedMs: number): number {
@@ -130,7 +144,8 @@ export class SpoutMetrics {
 
   /** The shard's last GetRecords said how far behind the tip of the stream its reader is. */
   lag(shardId: string, millisBehindLatest: number | undefined): void {
-    if (millisBehindLatest !== undefined && Number.isFinite(millisBehindLatest)) this.behind.set(shardId, Math.max(0, millisBehindLatest));
+    if (millisBehindLatest !== undefined && Number.isFinite(millisBehindLatest))
+      this.behind.set(shardId, Math.max(0, millisBehindLatest));
   }
 
   /**

@@ -67,7 +67,11 @@ export class OwnedShard {
   /** When the end of the shard was reached (monotonic ms). */
   endedAt: number | undefined;
 
-  constructor(readonly shardId: string, now: number, options: { deaggregate?: boolean; hashRange?: HashRange } = {}) {
+  constructor(
+    readonly shardId: string,
+    now: number,
+    options: { deaggregate?: boolean; hashRange?: HashRange } = {},
+  ) {
     this.acquiredAt = now;
     this.deaggregate = options.deaggregate ?? true;
     this.hashRange = options.hashRange;
@@ -123,12 +127,14 @@ export class OwnedShard {
       }
       const expanded = expandRecord(record, this.hashRange, skipThrough);
       if (expanded.corrupt !== undefined) notices?.corrupt(record, expanded.corrupt);
-      if (expanded.outsideRange.length > 0 && this.hashRange) notices?.outsideRange(expanded.outsideRange, this.hashRange);
+      if (expanded.outsideRange.length > 0 && this.hashRange)
+        notices?.outsideRange(expanded.outsideRange, this.hashRange);
       for (const user of expanded.records) {
         this.buffer.push(user);
         this.bufferedBytes += recordBytes(user);
       }
-      this.fetchedUserRecords += expanded.records.length + (skipThrough !== undefined && expanded.corrupt === undefined ? skipThrough + 1 : 0);
+      this.fetchedUserRecords +=
+        expanded.records.length + (skipThrough !== undefined && expanded.corrupt === undefined ? skipThrough + 1 : 0);
     }
     this.fetched += records.length;
     this.lastSequenceNumber = records[records.length - 1]?.sequenceNumber ?? this.lastSequenceNumber;
@@ -164,7 +170,14 @@ export class OwnedShard {
       this.bufferHead = 0;
     }
     const { sequenceNumber, subSequence } = record;
-    this.inFlight.add({ sequenceNumber, subSequence, closesRecord: subSequence === undefined || subSequence === record.lastSubSequence }, record);
+    this.inFlight.add(
+      {
+        sequenceNumber,
+        subSequence,
+        closesRecord: subSequence === undefined || subSequence === record.lastSubSequence,
+      },
+      record,
+    );
     return { record, retry: undefined };
   }
 

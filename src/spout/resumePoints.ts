@@ -38,9 +38,13 @@ export function initialPositionNote(bootstrap: Bootstrap, configured: InitialPos
 
 /** One line: every shard's resume point (the first MAX_LISTED of them), and how many are finished. */
 export function resumePointsLine(points: readonly ResumePoint[], finished: number): string {
-  const listed = points.slice(0, MAX_LISTED).map((p) =>
-    p.kind === 'checkpoint' ? `${p.shardId} resumes from its checkpoint (${describePosition(p.position)})` : `${p.shardId} has no checkpoint: starts ${describePosition(p.position)}`,
-  );
+  const listed = points
+    .slice(0, MAX_LISTED)
+    .map((p) =>
+      p.kind === 'checkpoint'
+        ? `${p.shardId} resumes from its checkpoint (${describePosition(p.position)})`
+        : `${p.shardId} has no checkpoint: starts ${describePosition(p.position)}`,
+    );
   const more = points.length > MAX_LISTED ? `; and ${points.length - MAX_LISTED} more` : '';
   return `where shards resume: ${listed.join('; ') || 'no shard left to read'}${more}${finished > 0 ? `; ${finished} shard(s) finished (SHARD_END)` : ''}`;
 }
@@ -49,7 +53,10 @@ export function resumePointsLine(points: readonly ResumePoint[], finished: numbe
  * Reads the checkpoints of the listed shards not finished yet. A node this version cannot read is
  * returned in `corrupt` (whoever reads one must report it), the others still gathered.
  */
-export async function gatherResumePoints(session: Session, shards: readonly ShardNode[]): Promise<{ points: ResumePoint[]; finished: number; corrupt: { shardId: string; error: SpoutError }[] }> {
+export async function gatherResumePoints(
+  session: Session,
+  shards: readonly ShardNode[],
+): Promise<{ points: ResumePoint[]; finished: number; corrupt: { shardId: string; error: SpoutError }[] }> {
   const finishedSet = await session.store.finishedShards();
   const points: ResumePoint[] = [];
   const corrupt: { shardId: string; error: SpoutError }[] = [];

@@ -35,7 +35,15 @@ export interface SpoutCounters {
 }
 
 export class KinesisSpout {
-  readonly counters: SpoutCounters = { emitted: 0, reemitted: 0, acked: 0, failed: 0, skipped: 0, deadLettered: 0, ignoredAcks: 0 };
+  readonly counters: SpoutCounters = {
+    emitted: 0,
+    reemitted: 0,
+    acked: 0,
+    failed: 0,
+    skipped: 0,
+    deadLettered: 0,
+    ignoredAcks: 0,
+  };
   private cursor = 0;
   private readonly reporter: Reporter;
   private readonly metrics: SpoutMetrics;
@@ -55,7 +63,10 @@ export class KinesisSpout {
     if (!coordinator.isActive || coordinator.shards.size === 0) return;
     const now = this.scheduler.now();
     if (coordinator.trustedUntil() <= now) {
-      this.reporter.warn('trust', `not emitting from ${coordinator.shards.size} shard(s): ZooKeeper has not confirmed this process's session recently enough to trust its leases`);
+      this.reporter.warn(
+        'trust',
+        `not emitting from ${coordinator.shards.size} shard(s): ZooKeeper has not confirmed this process's session recently enough to trust its leases`,
+      );
       return;
     }
     const shards = [...coordinator.shards.values()].filter((s) => s.emitting);
@@ -76,7 +87,10 @@ export class KinesisSpout {
 
   /** Made once, not per tuple: `next` is the hot path. */
   private readonly onBadJson = (bad: KinesisRecord, err: unknown) =>
-    this.reporter.warn(`json:${bad.shardId}`, `record ${messageId(bad.shardId, bad.sequenceNumber, bad.subSequence)} is not JSON (${(err as Error).message}); emitted as text`);
+    this.reporter.warn(
+      `json:${bad.shardId}`,
+      `record ${messageId(bad.shardId, bad.sequenceNumber, bad.subSequence)} is not JSON (${(err as Error).message}); emitted as text`,
+    );
 
   private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
     const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
@@ -119,7 +133,8 @@ export class KinesisSpout {
       return;
     }
     // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
-    if (shard.emitting) shard.scheduleRetry(key, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
+    if (shard.emitting)
+      shard.scheduleRetry(key, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
     const heldFor = now - entry.firstFailedAt;
     if (heldFor >= retry.warnAfterMs) {
       this.reporter.warn(
@@ -131,7 +146,14 @@ export class KinesisSpout {
   }
 
   /** A record over retry.maxRetries: reported, dead-lettered if so configured, then passed by the checkpoint. */
-  private giveUp(out: UnanchoredEmitter, shard: OwnedShard, key: string, record: KinesisRecord, attempts: number, deadLetter: boolean): void {
+  private giveUp(
+    out: UnanchoredEmitter,
+    shard: OwnedShard,
+    key: string,
+    record: KinesisRecord,
+    attempts: number,
+    deadLetter: boolean,
+  ): void {
     const { retry } = this.config;
     const id = messageIdOfKey(shard.shardId, key);
     if (deadLetter) {
@@ -168,5 +190,4 @@ export class KinesisSpout {
     }
     return { shard, key: parsed.key };
   }
-
 }

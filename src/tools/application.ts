@@ -33,14 +33,24 @@ export function readToolConfig(file: string): SpoutConfig {
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new ToolError(ExitCode.Usage, `--config ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : describeError(err)}`);
+    throw new ToolError(
+      ExitCode.Usage,
+      `--config ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : describeError(err)}`,
+    );
   }
-  if (!isObject(parsed)) throw new ToolError(ExitCode.Usage, `--config ${file}: expected a JSON object (the "kinesis.spout" map, or a topology conf with a "kinesis.spout" key)`);
+  if (!isObject(parsed))
+    throw new ToolError(
+      ExitCode.Usage,
+      `--config ${file}: expected a JSON object (the "kinesis.spout" map, or a topology conf with a "kinesis.spout" key)`,
+    );
   const conf = 'kinesis.spout' in parsed ? parsed : { 'kinesis.spout': parsed };
   try {
     return loadConfig(conf);
   } catch (err) {
-    throw new ToolError(ExitCode.Usage, `--config ${file}: ${err instanceof SpoutError ? err.message : describeError(err)}`);
+    throw new ToolError(
+      ExitCode.Usage,
+      `--config ${file}: ${err instanceof SpoutError ? err.message : describeError(err)}`,
+    );
   }
 }
 
@@ -87,9 +97,12 @@ async function missingApplication(zk: ZooKeeper, config: SpoutConfig, base: stri
   const root = config.zookeeper.root.replace(/\/+$/, '') || '/';
   const applications = await zk.getChildren(root).catch(() => []);
   const streams = await zk.getChildren(`${root === '/' ? '' : root}/${config.applicationName}`).catch(() => []);
-  const found = streams.length > 0
-    ? `; application ${config.applicationName} has state for stream(s): ${streams.join(', ')}`
-    : applications.length > 0 ? `; applications under ${root}: ${applications.sort().join(', ')}` : `; nothing under ${root}`;
+  const found =
+    streams.length > 0
+      ? `; application ${config.applicationName} has state for stream(s): ${streams.join(', ')}`
+      : applications.length > 0
+        ? `; applications under ${root}: ${applications.sort().join(', ')}`
+        : `; nothing under ${root}`;
   return new ToolError(
     ExitCode.NoApplication,
     `no application state at ${base} in ZooKeeper ${config.zookeeper.connect} (the spout creates it at its first start)${found}. Check applicationName, streamName and zookeeper.root`,

@@ -39,14 +39,19 @@ export function parseTarget(text: string): ResetTarget {
   if (/^\d+$/.test(text)) return { kind: 'AFTER', sequenceNumber: text.replace(/^0+(?=\d)/, '') };
   const timestampMs = ISO_8601.test(text) ? Date.parse(text) : NaN;
   if (Number.isNaN(timestampMs)) {
-    throw usageError(`--to ${JSON.stringify(text)}: allowed: TRIM_HORIZON, LATEST, an ISO-8601 timestamp (e.g. 2026-12-01T04:00:00Z) or a sequence number (digits)`);
+    throw usageError(
+      `--to ${JSON.stringify(text)}: allowed: TRIM_HORIZON, LATEST, an ISO-8601 timestamp (e.g. 2026-12-01T04:00:00Z) or a sequence number (digits)`,
+    );
   }
   return { kind: 'AT_TIMESTAMP', timestampMs, text };
 }
 
 function parseShards(text: string): string[] {
   const shards = text.split(',').map((s) => s.trim());
-  if (shards.some((s) => !/^[A-Za-z0-9_.-]+$/.test(s))) throw usageError(`--shards ${JSON.stringify(text)}: expected shard ids separated by commas, e.g. shardId-000000000000,shardId-000000000001`);
+  if (shards.some((s) => !/^[A-Za-z0-9_.-]+$/.test(s)))
+    throw usageError(
+      `--shards ${JSON.stringify(text)}: expected shard ids separated by commas, e.g. shardId-000000000000,shardId-000000000001`,
+    );
   return [...new Set(shards)];
 }
 
@@ -61,7 +66,10 @@ export function parseToolArgs(tool: 'status' | 'reset', args: readonly string[])
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i];
     if (arg === '--help' || arg === '-h') return { tool: 'help' };
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     if (!(FLAGS[tool] as readonly string[]).includes(flag)) {
       throw usageError(`${tool}: unknown argument ${JSON.stringify(arg)}; allowed: ${FLAGS[tool].join(', ')}`);
     }
@@ -86,14 +94,25 @@ export function parseToolArgs(tool: 'status' | 'reset', args: readonly string[])
     if (watch === true) watchSeconds = DEFAULT_WATCH_SECONDS;
     else if (typeof watch === 'string') {
       watchSeconds = Number(watch);
-      if (!Number.isFinite(watchSeconds) || watchSeconds < 1 || watchSeconds > 3600) throw usageError(`status: --watch ${JSON.stringify(watch)}: seconds between redraws, from 1 to 3600`);
+      if (!Number.isFinite(watchSeconds) || watchSeconds < 1 || watchSeconds > 3600)
+        throw usageError(`status: --watch ${JSON.stringify(watch)}: seconds between redraws, from 1 to 3600`);
     }
-    if (values.get('--json') !== undefined && values.get('--json') !== true) throw usageError('status: --json takes no value');
+    if (values.get('--json') !== undefined && values.get('--json') !== true)
+      throw usageError('status: --json takes no value');
     return { tool, config, json: values.has('--json'), watchSeconds };
   }
   const to = values.get('--to');
-  if (typeof to !== 'string') throw usageError('reset: --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number> is required');
-  for (const flag of ['--force', '--yes'] as const) if (values.has(flag) && values.get(flag) !== true) throw usageError(`reset: ${flag} takes no value`);
+  if (typeof to !== 'string')
+    throw usageError('reset: --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number> is required');
+  for (const flag of ['--force', '--yes'] as const)
+    if (values.has(flag) && values.get(flag) !== true) throw usageError(`reset: ${flag} takes no value`);
   const shards = values.get('--shards');
-  return { tool, config, to: parseTarget(to), shards: typeof shards === 'string' ? parseShards(shards) : undefined, force: values.has('--force'), yes: values.has('--yes') };
+  return {
+    tool,
+    config,
+    to: parseTarget(to),
+    shards: typeof shards === 'string' ? parseShards(shards) : undefined,
+    force: values.has('--force'),
+    yes: values.has('--yes'),
+  };
 }

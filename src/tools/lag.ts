@@ -20,23 +20,42 @@ export interface ShardLag {
 
 const PARALLEL_SHARDS = 4;
 
-export async function shardLag(kinesis: KinesisApi, stream: StreamRef, shardId: string, position: Exclude<Position, { kind: 'SHARD_END' }>, nowMs: number): Promise<ShardLag> {
+export async function shardLag(
+  kinesis: KinesisApi,
+  stream: StreamRef,
+  shardId: string,
+  position: Exclude<Position, { kind: 'SHARD_END' }>,
+  nowMs: number,
+): Promise<ShardLag> {
   try {
-    const { ShardIterator } = await kinesis.send(new GetShardIteratorCommand(iteratorRequest(stream, shardId, position)));
-    const response = await kinesis.send(new GetRecordsCommand({ ShardIterator, Limit: 1, StreamARN: stream.streamArn }));
+    const { ShardIterator } = await kinesis.send(
+      new GetShardIteratorCommand(iteratorRequest(stream, shardId, position)),
+    );
+    const response = await kinesis.send(
+      new GetRecordsCommand({ ShardIterator, Limit: 1, StreamARN: stream.streamArn }),
+    );
     const arrival = response.Records?.[0]?.ApproximateArrivalTimestamp?.getTime();
-    return { millisBehindLatest: response.MillisBehindLatest, nextRecordAgeMs: arrival === undefined ? undefined : Math.max(0, nowMs - arrival) };
+    return {
+      millisBehindLatest: response.MillisBehindLatest,
+      nextRecordAgeMs: arrival === undefined ? undefined : Math.max(0, nowMs - arrival),
+    };
   } catch (err) {
     return { error: describeError(err) };
   }
 }
 
 /** Lag of each shard in `positions`, a few shards at a time. */
-export async function lagOf(kinesis: KinesisApi, stream: StreamRef, positions: ReadonlyMap<string, Exclude<Position, { kind: 'SHARD_END' }>>, nowMs: number): Promise<Map<string, ShardLag>> {
+export async function lagOf(
+  kinesis: KinesisApi,
+  stream: StreamRef,
+  positions: ReadonlyMap<string, Exclude<Position, { kind: 'SHARD_END' }>>,
+  nowMs: number,
+): Promise<Map<string, ShardLag>> {
   const queue = [...positions];
   const lags = new Map<string, ShardLag>();
   const worker = async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) lags.set(next[0], await shardLag(kinesis, stream, next[0], next[1], nowMs));
+    for (let next = queue.shift(); next; next = queue.shift())
+      lags.set(next[0], await shardLag(kinesis, stream, next[0], next[1], nowMs));
   };
   await Promise.all(Array.from({ length: PARALLEL_SHARDS }, worker));
   return lags;

@@ -75,7 +75,8 @@ export async function runTool(tool: ToolName, args: readonly string[], io: ToolI
       return err.exitCode;
     }
     const problem = kinesisProblem(err, 'the stream');
-    const fix = (err as { $metadata?: unknown })?.$metadata !== undefined && !problem.transient ? `; ${problem.fix}` : '';
+    const fix =
+      (err as { $metadata?: unknown })?.$metadata !== undefined && !problem.transient ? `; ${problem.fix}` : '';
     io.err(`kinesis-spout ${tool} failed: ${describeError(err)}${fix}`);
     return ExitCode.Failed;
   }

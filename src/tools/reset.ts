@@ -26,10 +26,13 @@ export interface ResetOptions {
 /** Kinesis says whether the sequence number is one of the shard's (else every reader of it would fail). */
 async function checkSequenceNumber(app: Application, shardId: string, sequenceNumber: string): Promise<void> {
   try {
-    await app.kinesis.send(new GetShardIteratorCommand(iteratorRequest(app.stream, shardId, { kind: 'AFTER', sequenceNumber })));
+    await app.kinesis.send(
+      new GetShardIteratorCommand(iteratorRequest(app.stream, shardId, { kind: 'AFTER', sequenceNumber })),
+    );
   } catch (err) {
     const name = (err as { name?: string })?.name;
-    if (name === 'InvalidArgumentException') throw usageError(`--to ${sequenceNumber}: Kinesis refuses it as a position in ${shardId}: ${describeError(err)}`);
+    if (name === 'InvalidArgumentException')
+      throw usageError(`--to ${sequenceNumber}: Kinesis refuses it as a position in ${shardId}: ${describeError(err)}`);
     throw err;
   }
 }
@@ -41,7 +44,9 @@ export async function runReset(options: ResetOptions, io: ToolIo): Promise<numbe
     const mismatch = identityMismatch(snapshot.bootstrap, snapshot.identity, snapshot.base);
     if (mismatch) throw new ToolError(ExitCode.Failed, mismatch.message);
     const plan = planReset(snapshot, options.to, options.shards, io.now());
-    io.out(renderPlan(plan, `application ${app.config.applicationName}, stream ${app.stream.streamName} (${snapshot.base})`));
+    io.out(
+      renderPlan(plan, `application ${app.config.applicationName}, stream ${app.stream.streamName} (${snapshot.base})`),
+    );
     if (plan.changes.length === 0) return ExitCode.Ok;
     if (plan.leases.length > 0 && !options.force) {
       throw new ToolError(
@@ -65,13 +70,24 @@ export async function runReset(options: ResetOptions, io: ToolIo): Promise<numbe
       }
     }
     const written = await app.store.resetCheckpoints(
-      plan.changes.map((c) => ({ shardId: c.shardId, position: c.to, checkpointVersion: c.checkpointVersion, removeFinished: c.removeFinished, removeEnded: c.removeEnded })),
+      plan.changes.map((c) => ({
+        shardId: c.shardId,
+        position: c.to,
+        checkpointVersion: c.checkpointVersion,
+        removeFinished: c.removeFinished,
+        removeEnded: c.removeEnded,
+      })),
       !options.force,
     );
     if (!written) {
-      throw new ToolError(ExitCode.Conflict, 'the state changed since the plan was made (a checkpoint was written, a shard finished, or a lease taken): nothing written; run reset again');
+      throw new ToolError(
+        ExitCode.Conflict,
+        'the state changed since the plan was made (a checkpoint was written, a shard finished, or a lease taken): nothing written; run reset again',
+      );
     }
-    io.out(`written: ${plan.changes.length} checkpoint(s). Spout tasks read from there when they next take these shards (at the next start of the topology).`);
+    io.out(
+      `written: ${plan.changes.length} checkpoint(s). Spout tasks read from there when they next take these shards (at the next start of the topology).`,
+    );
     return ExitCode.Ok;
   } finally {
     app.close();

@@ -18,7 +18,10 @@ import { usageError } from './exitCodes';
 import { isFinishedIn } from './shardStates';
 import type { ApplicationSnapshot } from './snapshot';
 
-export type ResetFacts = Pick<ApplicationSnapshot, 'listing' | 'checkpoints' | 'unreadable' | 'finished' | 'ended' | 'leases' | 'startOf'>;
+export type ResetFacts = Pick<
+  ApplicationSnapshot,
+  'listing' | 'checkpoints' | 'unreadable' | 'finished' | 'ended' | 'leases' | 'startOf'
+>;
 
 export interface ResetChange {
   shardId: string;
@@ -73,7 +76,8 @@ export function parentsFirst(listing: ResetFacts['listing']): string[] {
 
 function descendantsOf(listing: ResetFacts['listing'], roots: Iterable<string>): Set<string> {
   const children = new Map<string, string[]>();
-  for (const shard of listing) for (const parent of shard.parents) children.set(parent, [...(children.get(parent) ?? []), shard.shardId]);
+  for (const shard of listing)
+    for (const parent of shard.parents) children.set(parent, [...(children.get(parent) ?? []), shard.shardId]);
   const found = new Set<string>();
   const stack = [...roots];
   while (stack.length > 0) {
@@ -87,23 +91,48 @@ function descendantsOf(listing: ResetFacts['listing'], roots: Iterable<string>):
   return found;
 }
 
-function checkSelection(facts: ResetFacts, target: ResetTarget, selection: readonly string[] | undefined, nowMs: number): void {
+function checkSelection(
+  facts: ResetFacts,
+  target: ResetTarget,
+  selection: readonly string[] | undefined,
+  nowMs: number,
+): void {
   const listed = new Set(facts.listing.map((s) => s.shardId));
-  const recorded = new Set([...facts.checkpoints.keys(), ...facts.unreadable.keys(), ...facts.finished, ...facts.ended, ...facts.leases.keys()]);
+  const recorded = new Set([
+    ...facts.checkpoints.keys(),
+    ...facts.unreadable.keys(),
+    ...facts.finished,
+    ...facts.ended,
+    ...facts.leases.keys(),
+  ]);
   for (const shardId of selection ?? []) {
     if (listed.has(shardId)) continue;
-    if (recorded.has(shardId)) throw usageError(`--shards: ${shardId} expired from the stream (no longer listed): there is nothing left to read in it; leave it out`);
-    throw usageError(`--shards: unknown shard ${shardId}; the stream has ${[...listed].sort().join(', ') || 'no shards'}`);
+    if (recorded.has(shardId))
+      throw usageError(
+        `--shards: ${shardId} expired from the stream (no longer listed): there is nothing left to read in it; leave it out`,
+      );
+    throw usageError(
+      `--shards: unknown shard ${shardId}; the stream has ${[...listed].sort().join(', ') || 'no shards'}`,
+    );
   }
   if (target.kind === 'AFTER' && selection?.length !== 1) {
-    throw usageError(`--to ${target.sequenceNumber}: a sequence number belongs to one shard: name it with --shards <shardId>`);
+    throw usageError(
+      `--to ${target.sequenceNumber}: a sequence number belongs to one shard: name it with --shards <shardId>`,
+    );
   }
   if (target.kind === 'AT_TIMESTAMP' && target.timestampMs > nowMs) {
-    throw usageError(`--to ${target.text}: that is in the future (now is ${new Date(nowMs).toISOString()}); use LATEST to skip to now`);
+    throw usageError(
+      `--to ${target.text}: that is in the future (now is ${new Date(nowMs).toISOString()}); use LATEST to skip to now`,
+    );
   }
 }
 
-export function planReset(facts: ResetFacts, target: ResetTarget, selection: readonly string[] | undefined, nowMs: number): ResetPlan {
+export function planReset(
+  facts: ResetFacts,
+  target: ResetTarget,
+  selection: readonly string[] | undefined,
+  nowMs: number,
+): ResetPlan {
   checkSelection(facts, target, selection, nowMs);
   const selected = new Set(selection ?? facts.listing.map((s) => s.shardId));
   const descendants = descendantsOf(facts.listing, selected);
@@ -114,11 +143,17 @@ export function planReset(facts: ResetFacts, target: ResetTarget, selection: rea
   for (const shardId of parentsFirst(facts.listing)) {
     if (!selected.has(shardId) && !descendants.has(shardId)) continue;
     const unreadable = facts.unreadable.get(shardId);
-    if (unreadable) throw usageError(`${shardId}: its checkpoint node cannot be read (${unreadable}); remove or fix it by hand before a reset`);
+    if (unreadable)
+      throw usageError(
+        `${shardId}: its checkpoint node cannot be read (${unreadable}); remove or fix it by hand before a reset`,
+      );
     const stored = facts.checkpoints.get(shardId);
     const startsAt = stored ? undefined : facts.startOf(shardId);
     if (facts.startOf(shardId).kind === 'SHARD_END') {
-      unchanged.push({ shardId, why: 'closed before the application\'s first start with initialPosition LATEST: the spout counts it as finished and never reads it' });
+      unchanged.push({
+        shardId,
+        why: "closed before the application's first start with initialPosition LATEST: the spout counts it as finished and never reads it",
+      });
       continue;
     }
     const resetParents = (parentsOf.get(shardId) ?? []).filter((p) => readAgain.has(p));
@@ -132,13 +167,19 @@ export function planReset(facts: ResetFacts, target: ResetTarget, selection: rea
     } else if (target.kind === 'AFTER') {
       to = selected.has(shardId) ? { kind: 'AFTER', sequenceNumber: target.sequenceNumber } : { kind: 'TRIM_HORIZON' };
     } else {
-      to = target.kind === 'TRIM_HORIZON' ? { kind: 'TRIM_HORIZON' } : { kind: 'AT_TIMESTAMP', timestampMs: target.timestampMs };
+      to =
+        target.kind === 'TRIM_HORIZON'
+          ? { kind: 'TRIM_HORIZON' }
+          : { kind: 'AT_TIMESTAMP', timestampMs: target.timestampMs };
     }
     readAgain.add(shardId);
     const removeFinished = facts.finished.has(shardId);
     const removeEnded = facts.ended.has(shardId);
     if (samePosition(stored?.position ?? startsAt, to) && !removeFinished && !removeEnded) {
-      unchanged.push({ shardId, why: stored ? `already ${describePosition(to)}` : `no checkpoint yet; starts ${describePosition(to)} anyway` });
+      unchanged.push({
+        shardId,
+        why: stored ? `already ${describePosition(to)}` : `no checkpoint yet; starts ${describePosition(to)} anyway`,
+      });
       continue;
     }
     changes.push({
@@ -149,16 +190,26 @@ export function planReset(facts: ResetFacts, target: ResetTarget, selection: rea
       checkpointVersion: stored?.version,
       removeFinished,
       removeEnded,
-      reason: selected.has(shardId) ? (selection ? 'selected' : 'all shards') : `descendant of ${[...descendantAncestors(shardId, parentsOf, selected)].sort().join(', ')}: read again after it`,
+      reason: selected.has(shardId)
+        ? selection
+          ? 'selected'
+          : 'all shards'
+        : `descendant of ${[...descendantAncestors(shardId, parentsOf, selected)].sort().join(', ')}: read again after it`,
       heldBy: facts.leases.get(shardId),
     });
   }
-  const leases = [...facts.leases].map(([shardId, owner]) => ({ shardId, owner })).sort((a, b) => (a.shardId < b.shardId ? -1 : 1));
+  const leases = [...facts.leases]
+    .map(([shardId, owner]) => ({ shardId, owner }))
+    .sort((a, b) => (a.shardId < b.shardId ? -1 : 1));
   return { target, changes, unchanged, leases };
 }
 
 /** The selected ancestors a descendant is in the plan for. */
-function descendantAncestors(shardId: string, parentsOf: ReadonlyMap<string, string[]>, selected: ReadonlySet<string>): Set<string> {
+function descendantAncestors(
+  shardId: string,
+  parentsOf: ReadonlyMap<string, string[]>,
+  selected: ReadonlySet<string>,
+): Set<string> {
   const found = new Set<string>();
   const stack = [...(parentsOf.get(shardId) ?? [])];
   const seen = new Set<string>();

@@ -20,7 +20,12 @@ function positionText(position: Position | undefined, startsAt: Position | undef
 }
 
 function changeLine(change: ResetChange): string {
-  const markers = [change.removeFinished ? 'finished marker removed' : '', change.removeEnded ? 'ended marker removed' : ''].filter(Boolean).join(', ');
+  const markers = [
+    change.removeFinished ? 'finished marker removed' : '',
+    change.removeEnded ? 'ended marker removed' : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   const held = change.heldBy ? `; LEASED by ${change.heldBy}` : '';
   return `  ${change.shardId}: ${positionText(change.from, change.startsAt)} -> ${describePosition(change.to)}${markers ? ` (${markers})` : ''} [${change.reason}]${held}`;
 }
@@ -29,8 +34,12 @@ export function renderPlan(plan: ResetPlan, where: string): string {
   const lines = [`reset of ${where} to ${describeTarget(plan.target)}:`];
   if (plan.changes.length === 0) lines.push('  nothing to change');
   else lines.push(...plan.changes.map(changeLine));
-  if (plan.unchanged.length > 0) lines.push('left as they are:', ...plan.unchanged.map((u) => `  ${u.shardId}: ${u.why}`));
-  if (plan.leases.length > 0) lines.push(`leases held now (a spout is running): ${plan.leases.map((l) => `${l.shardId} by ${l.owner}`).join(', ')}`);
+  if (plan.unchanged.length > 0)
+    lines.push('left as they are:', ...plan.unchanged.map((u) => `  ${u.shardId}: ${u.why}`));
+  if (plan.leases.length > 0)
+    lines.push(
+      `leases held now (a spout is running): ${plan.leases.map((l) => `${l.shardId} by ${l.owner}`).join(', ')}`,
+    );
   return lines.join('\n');
 }
 

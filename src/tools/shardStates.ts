@@ -48,8 +48,15 @@ export interface ShardStatus {
   problem?: string;
 }
 
-export function isFinishedIn(snapshot: Pick<ApplicationSnapshot, 'finished' | 'checkpoints' | 'startOf'>, shardId: string): boolean {
-  return snapshot.finished.has(shardId) || snapshot.checkpoints.get(shardId)?.position.kind === 'SHARD_END' || snapshot.startOf(shardId).kind === 'SHARD_END';
+export function isFinishedIn(
+  snapshot: Pick<ApplicationSnapshot, 'finished' | 'checkpoints' | 'startOf'>,
+  shardId: string,
+): boolean {
+  return (
+    snapshot.finished.has(shardId) ||
+    snapshot.checkpoints.get(shardId)?.position.kind === 'SHARD_END' ||
+    snapshot.startOf(shardId).kind === 'SHARD_END'
+  );
 }
 
 function ownerOf(memberId: string | undefined, members: readonly MemberRecord[]): ShardOwner | undefined {
@@ -62,9 +69,21 @@ function ownerOf(memberId: string | undefined, members: readonly MemberRecord[])
 export function shardStatuses(snapshot: ApplicationSnapshot, ordering: Ordering): ShardStatus[] {
   const listed = new Map(snapshot.listing.map((s) => [s.shardId, s]));
   const isFinished = (id: string) => isFinishedIn(snapshot, id);
-  const parentDone = ordering === 'none' ? () => true : ordering === 'parents-emitted' ? (id: string) => snapshot.ended.has(id) || isFinished(id) : isFinished;
+  const parentDone =
+    ordering === 'none'
+      ? () => true
+      : ordering === 'parents-emitted'
+        ? (id: string) => snapshot.ended.has(id) || isFinished(id)
+        : isFinished;
   const readable = new Set(readableShards(snapshot.listing, isFinished, parentDone));
-  const known = new Set([...listed.keys(), ...snapshot.checkpoints.keys(), ...snapshot.unreadable.keys(), ...snapshot.finished, ...snapshot.ended, ...snapshot.leases.keys()]);
+  const known = new Set([
+    ...listed.keys(),
+    ...snapshot.checkpoints.keys(),
+    ...snapshot.unreadable.keys(),
+    ...snapshot.finished,
+    ...snapshot.ended,
+    ...snapshot.leases.keys(),
+  ]);
   return [...known].sort().map((shardId): ShardStatus => {
     const node = listed.get(shardId);
     const stored = snapshot.checkpoints.get(shardId);
@@ -75,7 +94,12 @@ export function shardStatuses(snapshot: ApplicationSnapshot, ordering: Ordering)
     else if (!readable.has(shardId)) state = ShardState.Waiting;
     else state = node.closed ? ShardState.Closed : ShardState.Open;
     const parents = node?.parents ?? [];
-    const problems = [snapshot.unreadable.get(shardId), lease === UNREADABLE_LEASE ? `lease node of ${shardId} cannot be read: nobody reads the shard until it is removed` : undefined].filter((p): p is string => p !== undefined);
+    const problems = [
+      snapshot.unreadable.get(shardId),
+      lease === UNREADABLE_LEASE
+        ? `lease node of ${shardId} cannot be read: nobody reads the shard until it is removed`
+        : undefined,
+    ].filter((p): p is string => p !== undefined);
     return {
       shardId,
       state,

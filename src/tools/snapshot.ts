@@ -68,4 +68,3 @@ export async function readSnapshot(app: Application, nowMs: () => number = Date.
     takenAtMs: nowMs(),
   };
 }
-

@@ -51,7 +51,9 @@ export async function runStatus(options: StatusOptions, io: ToolIo): Promise<num
         if (!options.json) io.out(`\n(every ${options.watchSeconds} s; Ctrl-C to stop)\n`);
       } catch (err) {
         // A ZooKeeper or Kinesis hiccup should not end a watch: say it and try again at the next round.
-        io.err(`status failed: ${err instanceof ToolError ? err.message : describeError(err)}; trying again in ${options.watchSeconds} s`);
+        io.err(
+          `status failed: ${err instanceof ToolError ? err.message : describeError(err)}; trying again in ${options.watchSeconds} s`,
+        );
         if (app && (app.zk.connectionState === 'expired' || app.zk.connectionState === 'closed')) {
           app.close();
           app = undefined;

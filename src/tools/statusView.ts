@@ -13,10 +13,22 @@ export interface StatusReport {
     name: string;
     stream: string;
     zookeeperPath: string;
-    bootstrap: { firstStart: string; initialPosition: Bootstrap['initialPosition']; streamArn: string; streamCreated: string };
+    bootstrap: {
+      firstStart: string;
+      initialPosition: Bootstrap['initialPosition'];
+      streamArn: string;
+      streamCreated: string;
+    };
     /** The stream now is the one the checkpoints belong to (same ARN and creation time). */
     streamMatches: boolean;
-    members: { memberId: string; taskIndex: number | null; host: string | null; pid: number | null; since: string | null; leases: number }[];
+    members: {
+      memberId: string;
+      taskIndex: number | null;
+      host: string | null;
+      pid: number | null;
+      since: string | null;
+      leases: number;
+    }[];
     counts: Record<ShardState, number>;
     warnings: string[];
   };
@@ -26,7 +38,13 @@ export interface StatusReport {
     parents: string[];
     waitingOn: string[];
     owner: ShardOwner | null;
-    checkpoint: { position: Position; text: string; updatedAt: string | null; ageMs: number | null; writer: string | null } | null;
+    checkpoint: {
+      position: Position;
+      text: string;
+      updatedAt: string | null;
+      ageMs: number | null;
+      writer: string | null;
+    } | null;
     /** Where a shard with no checkpoint yet will start. */
     startsAt: string | null;
     lag: ShardLag | null;
@@ -34,16 +52,29 @@ export interface StatusReport {
   }[];
 }
 
-export function statusReport(config: SpoutConfig, snapshot: ApplicationSnapshot, shards: readonly ShardStatus[], lags: ReadonlyMap<string, ShardLag>): StatusReport {
+export function statusReport(
+  config: SpoutConfig,
+  snapshot: ApplicationSnapshot,
+  shards: readonly ShardStatus[],
+  lags: ReadonlyMap<string, ShardLag>,
+): StatusReport {
   const { bootstrap, identity } = snapshot;
   // The spout's own test, so that status says "refuses" exactly when the spout does.
   const streamMatches = identityMismatch(bootstrap, identity, snapshot.base) === undefined;
   const warnings: string[] = [];
   if (!streamMatches) {
-    warnings.push(`the stream now (${identity.streamArn}, created ${iso(identity.createdMs)}) is not the one these checkpoints belong to (${bootstrap.streamArn}, created ${iso(bootstrap.streamCreatedMs)}): the spout refuses to read it`);
+    warnings.push(
+      `the stream now (${identity.streamArn}, created ${iso(identity.createdMs)}) is not the one these checkpoints belong to (${bootstrap.streamArn}, created ${iso(bootstrap.streamCreatedMs)}): the spout refuses to read it`,
+    );
   }
-  for (const shard of shards) if (shard.owner && !shard.owner.live) warnings.push(`${shard.shardId}: leased by ${shard.owner.memberId}, which is not a live member (a process that just died: ZooKeeper drops its lease when its session times out)`);
-  const counts = Object.fromEntries(Object.values(ShardState).map((state) => [state, shards.filter((s) => s.state === state).length])) as Record<ShardState, number>;
+  for (const shard of shards)
+    if (shard.owner && !shard.owner.live)
+      warnings.push(
+        `${shard.shardId}: leased by ${shard.owner.memberId}, which is not a live member (a process that just died: ZooKeeper drops its lease when its session times out)`,
+      );
+  const counts = Object.fromEntries(
+    Object.values(ShardState).map((state) => [state, shards.filter((s) => s.state === state).length]),
+  ) as Record<ShardState, number>;
   return {
     v: 1,
     takenAt: iso(snapshot.takenAtMs),
@@ -51,7 +82,12 @@ export function statusReport(config: SpoutConfig, snapshot: ApplicationSnapshot,
       name: config.applicationName,
       stream: config.streamName ?? config.streamArn ?? identity.streamArn,
       zookeeperPath: snapshot.base,
-      bootstrap: { firstStart: iso(bootstrap.firstStartMs), initialPosition: bootstrap.initialPosition, streamArn: bootstrap.streamArn, streamCreated: iso(bootstrap.streamCreatedMs) },
+      bootstrap: {
+        firstStart: iso(bootstrap.firstStartMs),
+        initialPosition: bootstrap.initialPosition,
+        streamArn: bootstrap.streamArn,
+        streamCreated: iso(bootstrap.streamCreatedMs),
+      },
       streamMatches,
       members: snapshot.members.map((m) => ({
         memberId: m.memberId,
@@ -114,20 +150,30 @@ function lagText(lag: ShardLag | null): string {
   if (!lag) return '-';
   if (lag.error) return `? (${lag.error.slice(0, 60)})`;
   const behind = lag.millisBehindLatest === undefined ? '?' : formatDuration(lag.millisBehindLatest);
-  return lag.nextRecordAgeMs === undefined ? behind : `${behind} (next record ${formatDuration(lag.nextRecordAgeMs)} old)`;
+  return lag.nextRecordAgeMs === undefined
+    ? behind
+    : `${behind} (next record ${formatDuration(lag.nextRecordAgeMs)} old)`;
 }
 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
 export function renderStatus(report: StatusReport): string {
   const app = report.application;
   const boot = app.bootstrap;
-  const initial = typeof boot.initialPosition === 'string' ? boot.initialPosition : `at ${boot.initialPosition.atTimestamp}`;
-  const counts = Object.entries(app.counts).filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`).join(', ');
+  const initial =
+    typeof boot.initialPosition === 'string' ? boot.initialPosition : `at ${boot.initialPosition.atTimestamp}`;
+  const counts = Object.entries(app.counts)
+    .filter(([, n]) => n > 0)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(', ');
   const lines = [
     `application ${app.name}, stream ${app.stream} (${app.zookeeperPath}) at ${report.takenAt}`,
     `bootstrap: first start ${boot.firstStart}, initial position ${initial}, stream ${boot.streamArn} created ${boot.streamCreated}`,

@@ -19,13 +19,24 @@ import { createStream, listAllShards, splitShard } from '../helpers/kinesisAdmin
 import { freePort } from '../helpers/ports';
 import { checkpointsBehind, duplicates, idOf, missing } from '../e2e/helpers/checks';
 import { mavenBuild, REPO, type Build } from '../e2e/helpers/maven';
-import { AWS_ENV, exampleConfig, readRecorded, processCwd, type ExampleConfig, type Received } from '../e2e/helpers/topology';
+import {
+  AWS_ENV,
+  exampleConfig,
+  readRecorded,
+  processCwd,
+  type ExampleConfig,
+  type Received,
+} from '../e2e/helpers/topology';
 import { alive, cmdline, descendants, kill, sleep, StormCluster, zkChildren } from './helpers/stormCluster';
 import { assembleStormHome, writeStormYaml, type Ports } from './helpers/stormHome';
 import { ContinuousWriter } from './helpers/writer';
 
 /** What is submitted: the Java example, with the `storm/` module's spout shaded into its jar. */
-const TOPOLOGY = { project: 'topology-examples/java', jar: 'kinesis-topology-example-0.1.0.jar', main: 'io.github.kinesisshellspout.example.KinesisTopology' };
+const TOPOLOGY = {
+  project: 'topology-examples/java',
+  jar: 'kinesis-topology-example-0.1.0.jar',
+  main: 'io.github.kinesisshellspout.example.KinesisTopology',
+};
 const SPOUT_CLASS = 'io.github.kinesisshellspout.KinesisShellSpout';
 
 const SPOUT = 'kinesis'; // the spout's component id in the example topology
@@ -76,7 +87,13 @@ async function startCluster(name: string, slots: number, yaml: Record<string, un
 }
 
 /** Writes the example's config file and submits it with StormSubmitter, as `storm jar ... remote config.json` does. */
-async function submit(c: StormCluster, name: string, stream: string, app: string, overrides: Record<string, unknown>): Promise<ExampleConfig> {
+async function submit(
+  c: StormCluster,
+  name: string,
+  stream: string,
+  app: string,
+  overrides: Record<string, unknown>,
+): Promise<ExampleConfig> {
   const config = exampleConfig(services!, stream, app, dir, { outputFile: join(dir, `${name}.jsonl`), ...overrides });
   const configFile = join(dir, `${name}.json`);
   writeFileSync(configFile, JSON.stringify(config, null, 2));
@@ -88,7 +105,8 @@ async function submit(c: StormCluster, name: string, stream: string, app: string
 /** The spouts' node processes, and the last lifecycle line each logged (`activated` / `deactivated`). */
 function spoutStates(c: StormCluster): Map<number, string | undefined> {
   const states = new Map<number, string | undefined>();
-  for (const pid of descendants(c.supervisor.pid)) if (cmdline(pid).includes('kinesis-spout')) states.set(pid, undefined);
+  for (const pid of descendants(c.supervisor.pid))
+    if (cmdline(pid).includes('kinesis-spout')) states.set(pid, undefined);
   for (const m of c.workerLog().matchAll(/ShellLog pid:(\d+), name:\S+ (activated|deactivated)/g)) {
     if (states.has(Number(m[1]))) states.set(Number(m[1]), m[2]);
   }
@@ -107,132 +125,181 @@ test('the submitted jar carries the spout class and the bundled script', () => {
   expect(entries).toContain('resources/kinesis-spout.cjs');
 });
 
-test('a real cluster: split, deactivate + rebalance + activate, a worker SIGKILLed, records put throughout: nothing lost', async () => {
-  const started = Date.now();
-  const s = services!;
-  const c = await startCluster('main', 3);
-  const clusterUp = Date.now();
+test(
+  'a real cluster: split, deactivate + rebalance + activate, a worker SIGKILLed, records put throughout: nothing lost',
+  async () => {
+    const started = Date.now();
+    const s = services!;
+    const c = await startCluster('main', 3);
+    const clusterUp = Date.now();
 
-  const stream = uniqueName('stream');
-  await createStream(s.client, stream, 2);
-  const app = uniqueName('cluster');
-  const w = (writer = new ContinuousWriter(s.client, stream));
-  w.start();
-  const config = await submit(c, 'main', stream, app, {
-    spoutParallelism: 2,
-    spoutTasks: SPOUT_TASKS, // room to rebalance the spout up to 4 executors
-    workers: 2,
-    boltParallelism: 2,
-    storm: { 'topology.message.timeout.secs': MESSAGE_TIMEOUT_SECS },
-  });
-  const received = (): Received[] => readRecorded(config.outputFile).filter((r): r is Received => r.event === 'received');
-  await c.waitFor('2 workers and the first records recorded', () => c.workerPids().length === 2 && received().length > 0, 240_000);
-  // The spouts run from the resources/ folder the supervisor extracted from the topology jar.
-  for (const pid of spoutStates(c).keys()) expect(processCwd(pid)).toMatch(/\/resources(\.\d+)?$/);
-  const flowing = Date.now();
+    const stream = uniqueName('stream');
+    await createStream(s.client, stream, 2);
+    const app = uniqueName('cluster');
+    const w = (writer = new ContinuousWriter(s.client, stream));
+    w.start();
+    const config = await submit(c, 'main', stream, app, {
+      spoutParallelism: 2,
+      spoutTasks: SPOUT_TASKS, // room to rebalance the spout up to 4 executors
+      workers: 2,
+      boltParallelism: 2,
+      storm: { 'topology.message.timeout.secs': MESSAGE_TIMEOUT_SECS },
+    });
+    const received = (): Received[] =>
+      readRecorded(config.outputFile).filter((r): r is Received => r.event === 'received');
+    await c.waitFor(
+      '2 workers and the first records recorded',
+      () => c.workerPids().length === 2 && received().length > 0,
+      240_000,
+    );
+    // The spouts run from the resources/ folder the supervisor extracted from the topology jar.
+    for (const pid of spoutStates(c).keys()) expect(processCwd(pid)).toMatch(/\/resources(\.\d+)?$/);
+    const flowing = Date.now();
 
-  // A split while records keep coming: the children are read once the parent is finished.
-  const [parent] = (await listAllShards(s.client, stream)).map((shard) => shard.ShardId!);
-  const splitAt = Date.now();
-  const children = await splitShard(s.client, stream, parent);
-  const firstChild = await c.waitFor('a record of a child shard recorded', () => received().find((r) => children.includes(String(r.values.shardId))), 120_000);
-  const splitToChildrenMs = firstChild.at - splitAt;
+    // A split while records keep coming: the children are read once the parent is finished.
+    const [parent] = (await listAllShards(s.client, stream)).map((shard) => shard.ShardId!);
+    const splitAt = Date.now();
+    const children = await splitShard(s.client, stream, parent);
+    const firstChild = await c.waitFor(
+      'a record of a child shard recorded',
+      () => received().find((r) => children.includes(String(r.values.shardId))),
+      120_000,
+    );
+    const splitToChildrenMs = firstChild.at - splitAt;
 
-  // Deactivate, rebalance to 3 workers and 3 spout executors, activate (topology-examples/README.md).
-  await c.command('Deactivate', [app]);
-  await c.waitFor('every spout deactivated', () => allSpouts(c, SPOUT_TASKS, 'deactivated'), 60_000);
-  const rebalanceAt = Date.now();
-  await c.command('Rebalance', [app, '-w', '5', '-n', '3', '-e', `${SPOUT}=3`]);
-  await c.waitFor('3 workers after the rebalance', () => c.workerPids().length === 3 && !c.workerPids().some((pid) => !alive(pid)), 240_000);
-  await c.command('Activate', [app]);
-  await c.waitFor('every spout activated', () => allSpouts(c, SPOUT_TASKS, 'activated'), 240_000);
-  const activatedAt = Date.now();
-  await c.waitFor('a record put after the activation recorded', () => {
-    const ids = new Set(received().map((r) => r.id));
-    return w.put.some((r) => r.at > activatedAt && ids.has(idOf(r)));
-  }, 120_000);
-  const rebalanceToFlowingMs = Date.now() - rebalanceAt;
+    // Deactivate, rebalance to 3 workers and 3 spout executors, activate (topology-examples/README.md).
+    await c.command('Deactivate', [app]);
+    await c.waitFor('every spout deactivated', () => allSpouts(c, SPOUT_TASKS, 'deactivated'), 60_000);
+    const rebalanceAt = Date.now();
+    await c.command('Rebalance', [app, '-w', '5', '-n', '3', '-e', `${SPOUT}=3`]);
+    await c.waitFor(
+      '3 workers after the rebalance',
+      () => c.workerPids().length === 3 && !c.workerPids().some((pid) => !alive(pid)),
+      240_000,
+    );
+    await c.command('Activate', [app]);
+    await c.waitFor('every spout activated', () => allSpouts(c, SPOUT_TASKS, 'activated'), 240_000);
+    const activatedAt = Date.now();
+    await c.waitFor(
+      'a record put after the activation recorded',
+      () => {
+        const ids = new Set(received().map((r) => r.id));
+        return w.put.some((r) => r.at > activatedAt && ids.has(idOf(r)));
+      },
+      120_000,
+    );
+    const rebalanceToFlowingMs = Date.now() - rebalanceAt;
 
-  // A worker JVM killed outright: its tuples in flight time out and are replayed; the supervisor restarts it.
-  // One that runs spouts: its tuples in flight and its shards' leases are what must be recovered.
-  const victim = c.workerPids().find((pid) => descendants(pid).some((child) => cmdline(child).includes('kinesis-spout')));
-  if (victim === undefined) throw new Error(`no worker runs a spout process\n${c.logTail()}`);
-  const killedAt = Date.now();
-  kill(victim, 'SIGKILL');
-  await c.waitFor('the worker restarted', () => {
-    const now = c.workerPids();
-    return now.length === 3 && !now.includes(victim);
-  }, 240_000);
-  const workerBackMs = Date.now() - killedAt;
-  const putBeforeKill = w.putBefore(killedAt);
-  let left: string[] = [];
-  await c.waitFor('every record put before the kill recorded', () => {
-    left = missing(received(), putBeforeKill);
-    return left.length === 0;
-  }, 240_000).catch((err: Error) => {
-    throw new Error(`${left.length} records put before the kill never recorded, e.g. ${left.slice(0, 3).join(', ')}\n${err.message}`);
-  });
-  const killToAllRecordedMs = Date.now() - killedAt;
+    // A worker JVM killed outright: its tuples in flight time out and are replayed; the supervisor restarts it.
+    // One that runs spouts: its tuples in flight and its shards' leases are what must be recovered.
+    const victim = c
+      .workerPids()
+      .find((pid) => descendants(pid).some((child) => cmdline(child).includes('kinesis-spout')));
+    if (victim === undefined) throw new Error(`no worker runs a spout process\n${c.logTail()}`);
+    const killedAt = Date.now();
+    kill(victim, 'SIGKILL');
+    await c.waitFor(
+      'the worker restarted',
+      () => {
+        const now = c.workerPids();
+        return now.length === 3 && !now.includes(victim);
+      },
+      240_000,
+    );
+    const workerBackMs = Date.now() - killedAt;
+    const putBeforeKill = w.putBefore(killedAt);
+    let left: string[] = [];
+    await c
+      .waitFor(
+        'every record put before the kill recorded',
+        () => {
+          left = missing(received(), putBeforeKill);
+          return left.length === 0;
+        },
+        240_000,
+      )
+      .catch((err: Error) => {
+        throw new Error(
+          `${left.length} records put before the kill never recorded, e.g. ${left.slice(0, 3).join(', ')}\n${err.message}`,
+        );
+      });
+    const killToAllRecordedMs = Date.now() - killedAt;
 
-  await sleep(5_000); // records put after the kill, read by the restarted worker's spout
-  const put = await w.stop();
-  const stoppedAt = Date.now();
-  await c.waitFor('every record put recorded', () => {
-    left = missing(received(), put);
-    return left.length === 0;
-  }, 240_000).catch((err: Error) => {
-    throw new Error(`${left.length} of ${put.length} records never recorded, e.g. ${left.slice(0, 3).join(', ')}\n${err.message}`);
-  });
-  let behind: string[] = [];
-  await c.waitFor('checkpoints covering every record put', async () => {
-    // A session per look: on a machine this busy, the file's long-lived inspector session can expire.
-    const inspector = await ZkSession.connect({ connect: s.zk.connectString, sessionTimeoutMs: 20_000 });
-    try {
-      behind = await checkpointsBehind({ ...s, inspector }, stream, app, put);
-    } finally {
-      inspector.close();
+    await sleep(5_000); // records put after the kill, read by the restarted worker's spout
+    const put = await w.stop();
+    const stoppedAt = Date.now();
+    await c
+      .waitFor(
+        'every record put recorded',
+        () => {
+          left = missing(received(), put);
+          return left.length === 0;
+        },
+        240_000,
+      )
+      .catch((err: Error) => {
+        throw new Error(
+          `${left.length} of ${put.length} records never recorded, e.g. ${left.slice(0, 3).join(', ')}\n${err.message}`,
+        );
+      });
+    let behind: string[] = [];
+    await c
+      .waitFor(
+        'checkpoints covering every record put',
+        async () => {
+          // A session per look: on a machine this busy, the file's long-lived inspector session can expire.
+          const inspector = await ZkSession.connect({ connect: s.zk.connectString, sessionTimeoutMs: 20_000 });
+          try {
+            behind = await checkpointsBehind({ ...s, inspector }, stream, app, put);
+          } finally {
+            inspector.close();
+          }
+          return behind.length === 0;
+        },
+        180_000,
+      )
+      .catch((err: Error) => {
+        throw new Error(`checkpoints behind: ${behind.join('; ')}\n${err.message}`);
+      });
+    const drainedMs = Date.now() - stoppedAt;
+
+    const all = received();
+    // Each delivery after an id's first, by when it came: what the rebalance and the kill each cost.
+    const seen = new Set<string>();
+    const replays = { beforeRebalance: 0, rebalanceToKill: 0, afterKill: 0 };
+    for (const r of [...all].sort((a, b) => a.at - b.at)) {
+      if (!seen.has(r.id)) seen.add(r.id);
+      else if (r.at < rebalanceAt) replays.beforeRebalance += 1;
+      else if (r.at < killedAt) replays.rebalanceToKill += 1;
+      else replays.afterKill += 1;
     }
-    return behind.length === 0;
-  }, 180_000).catch((err: Error) => {
-    throw new Error(`checkpoints behind: ${behind.join('; ')}\n${err.message}`);
-  });
-  const drainedMs = Date.now() - stoppedAt;
+    const figures = {
+      recordsPut: put.length,
+      shardsWritten: new Set(put.map((r) => r.shardId)).size,
+      tuplesRecorded: all.length,
+      duplicates: duplicates(all),
+      duplicatesByPhase: replays,
+      putPerSecond: Math.round((put.length / (stoppedAt - put[0].at)) * 1000),
+      lost: missing(all, put).length,
+      putFailures: w.lastFailure()?.message ?? null,
+      clusterStartMs: clusterUp - started,
+      submitToFlowingMs: flowing - clusterUp,
+      splitToChildRecordMs: splitToChildrenMs,
+      rebalanceToFlowingMs,
+      killToWorkerRestartedMs: workerBackMs,
+      killToEveryEarlierRecordMs: killToAllRecordedMs,
+      stopWritingToAllAckedMs: drainedMs,
+      messageTimeoutSecs: MESSAGE_TIMEOUT_SECS,
+      wallMs: Date.now() - started,
+    };
+    writeFileSync(join(dir, 'figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
+    console.log(`real-cluster figures:\n${JSON.stringify(figures, null, 2)}`);
 
-  const all = received();
-  // Each delivery after an id's first, by when it came: what the rebalance and the kill each cost.
-  const seen = new Set<string>();
-  const replays = { beforeRebalance: 0, rebalanceToKill: 0, afterKill: 0 };
-  for (const r of [...all].sort((a, b) => a.at - b.at)) {
-    if (!seen.has(r.id)) seen.add(r.id);
-    else if (r.at < rebalanceAt) replays.beforeRebalance += 1;
-    else if (r.at < killedAt) replays.rebalanceToKill += 1;
-    else replays.afterKill += 1;
-  }
-  const figures = {
-    recordsPut: put.length,
-    shardsWritten: new Set(put.map((r) => r.shardId)).size,
-    tuplesRecorded: all.length,
-    duplicates: duplicates(all),
-    duplicatesByPhase: replays,
-    putPerSecond: Math.round((put.length / (stoppedAt - put[0].at)) * 1000),
-    lost: missing(all, put).length,
-    putFailures: w.lastFailure()?.message ?? null,
-    clusterStartMs: clusterUp - started,
-    submitToFlowingMs: flowing - clusterUp,
-    splitToChildRecordMs: splitToChildrenMs,
-    rebalanceToFlowingMs,
-    killToWorkerRestartedMs: workerBackMs,
-    killToEveryEarlierRecordMs: killToAllRecordedMs,
-    stopWritingToAllAckedMs: drainedMs,
-    messageTimeoutSecs: MESSAGE_TIMEOUT_SECS,
-    wallMs: Date.now() - started,
-  };
-  writeFileSync(join(dir, 'figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
-  console.log(`real-cluster figures:\n${JSON.stringify(figures, null, 2)}`);
-
-  expect(figures.lost).toBe(0);
-  expect(figures.shardsWritten).toBe(4); // both parents and both children carried records
-}, 30 * 60_000);
+    expect(figures.lost).toBe(0);
+    expect(figures.shardsWritten).toBe(4); // both parents and both children carried records
+  },
+  30 * 60_000,
+);
 
 /**
  * Storm 2.8's Nimbus schedules with the DefaultScheduler unless storm.yaml names another ("Using default
@@ -241,29 +308,49 @@ test('a real cluster: split, deactivate + rebalance + activate, a worker SIGKILL
  * topology.workers and `rebalance -n` are ignored, topology.worker.max.heap.size.mb (the most memory
  * RAS puts in one worker) decides, and `rebalance -t` can change it.
  */
-test('under the ResourceAwareScheduler, rebalance -n changes nothing and topology.worker.max.heap.size.mb sets the workers', async () => {
-  const s = services!;
-  const c = await startCluster('ras', 4, { 'storm.scheduler': 'org.apache.storm.scheduler.resource.ResourceAwareScheduler' });
-  expect(c.log(c.nimbus)).toMatch(/Using custom scheduler: org\.apache\.storm\.scheduler\.resource\.ResourceAwareScheduler/);
-  const stream = uniqueName('stream');
-  await createStream(s.client, stream, 1);
-  const app = uniqueName('ras');
-  await submit(c, 'ras', stream, app, { spoutParallelism: 2, workers: 3, boltParallelism: 2 });
-  const scheduled = async (what: string, accept: (workers: number) => boolean): Promise<number> => {
-    const t = await c.waitFor(what, async () => {
-      const now = await c.topology(app);
-      return now !== undefined && now.status === 'ACTIVE' && accept(now.workers) && c.workerPids().length === now.workers && now;
-    }, 240_000);
-    return t.workers;
-  };
-  const initial = await scheduled('the topology scheduled', (n) => n > 0);
-  expect(initial).not.toBe(3); // topology.workers asked for 3
+test(
+  'under the ResourceAwareScheduler, rebalance -n changes nothing and topology.worker.max.heap.size.mb sets the workers',
+  async () => {
+    const s = services!;
+    const c = await startCluster('ras', 4, {
+      'storm.scheduler': 'org.apache.storm.scheduler.resource.ResourceAwareScheduler',
+    });
+    expect(c.log(c.nimbus)).toMatch(
+      /Using custom scheduler: org\.apache\.storm\.scheduler\.resource\.ResourceAwareScheduler/,
+    );
+    const stream = uniqueName('stream');
+    await createStream(s.client, stream, 1);
+    const app = uniqueName('ras');
+    await submit(c, 'ras', stream, app, { spoutParallelism: 2, workers: 3, boltParallelism: 2 });
+    const scheduled = async (what: string, accept: (workers: number) => boolean): Promise<number> => {
+      const t = await c.waitFor(
+        what,
+        async () => {
+          const now = await c.topology(app);
+          return (
+            now !== undefined &&
+            now.status === 'ACTIVE' &&
+            accept(now.workers) &&
+            c.workerPids().length === now.workers &&
+            now
+          );
+        },
+        240_000,
+      );
+      return t.workers;
+    };
+    const initial = await scheduled('the topology scheduled', (n) => n > 0);
+    expect(initial).not.toBe(3); // topology.workers asked for 3
 
-  await c.command('Rebalance', [app, '-w', '1', '-n', String(initial + 2)]);
-  await sleep(8_000); // past the wait and a few of Nimbus's scheduling rounds (nimbus.monitor.freq.secs 2)
-  expect(await scheduled('the topology rescheduled after rebalance -n', (n) => n > 0)).toBe(initial);
+    await c.command('Rebalance', [app, '-w', '1', '-n', String(initial + 2)]);
+    await sleep(8_000); // past the wait and a few of Nimbus's scheduling rounds (nimbus.monitor.freq.secs 2)
+    expect(await scheduled('the topology rescheduled after rebalance -n', (n) => n > 0)).toBe(initial);
 
-  await c.command('Rebalance', [app, '-w', '1', '-t', JSON.stringify({ 'topology.worker.max.heap.size.mb': 384 })]);
-  const smaller = await scheduled('more, smaller workers after rebalance -t', (n) => n > initial);
-  console.log(`ResourceAwareScheduler: topology.workers 3 -> ${initial} workers; rebalance -n ${initial + 2} -> ${initial}; topology.worker.max.heap.size.mb 384 -> ${smaller}`);
-}, 15 * 60_000);
+    await c.command('Rebalance', [app, '-w', '1', '-t', JSON.stringify({ 'topology.worker.max.heap.size.mb': 384 })]);
+    const smaller = await scheduled('more, smaller workers after rebalance -t', (n) => n > initial);
+    console.log(
+      `ResourceAwareScheduler: topology.workers 3 -> ${initial} workers; rebalance -n ${initial + 2} -> ${initial}; topology.worker.max.heap.size.mb 384 -> ${smaller}`,
+    );
+  },
+  15 * 60_000,
+);

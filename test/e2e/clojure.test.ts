@@ -11,17 +11,27 @@ test('steady flow through the Clojure topology: every record received once with 
   const stream = await suite.newStream(2);
   const app = uniqueName('clojure');
   const dir = scratch('clojure');
-  const topology = new LocalTopology(suite.build, ['clojure.main', '-m', 'kinesis-topology.core'], exampleConfig(suite.services, stream, app, dir, { spoutParallelism: 2, dataFormat: 'json' }), dir);
-  await withLogs(() => [topology], async () => {
-    const input = records(200, 'clj');
-    const all = withInput(input, await putRecords(suite.services.client, stream, input));
-    const received = await waitReceived(topology, all, 90_000);
-    await waitAllAcked(suite.services, topology, stream, app, all);
-    expect(duplicates(topology.received())).toBe(0);
-    expectFieldsAsPut(received, all, 'json');
-    // Parsed JSON crossed workers through Kryo: the example registers json-smart's types in the topology conf.
-    expect(received.some((r) => r.fromOtherWorker && r.dataClass === 'org.apache.storm.shade.net.minidev.json.JSONObject')).toBe(true);
-    await sleep(500);
-    expect(await topology.stop()).toBe(true);
-  });
+  const topology = new LocalTopology(
+    suite.build,
+    ['clojure.main', '-m', 'kinesis-topology.core'],
+    exampleConfig(suite.services, stream, app, dir, { spoutParallelism: 2, dataFormat: 'json' }),
+    dir,
+  );
+  await withLogs(
+    () => [topology],
+    async () => {
+      const input = records(200, 'clj');
+      const all = withInput(input, await putRecords(suite.services.client, stream, input));
+      const received = await waitReceived(topology, all, 90_000);
+      await waitAllAcked(suite.services, topology, stream, app, all);
+      expect(duplicates(topology.received())).toBe(0);
+      expectFieldsAsPut(received, all, 'json');
+      // Parsed JSON crossed workers through Kryo: the example registers json-smart's types in the topology conf.
+      expect(
+        received.some((r) => r.fromOtherWorker && r.dataClass === 'org.apache.storm.shade.net.minidev.json.JSONObject'),
+      ).toBe(true);
+      await sleep(500);
+      expect(await topology.stop()).toBe(true);
+    },
+  );
 }, 180_000);

@@ -58,62 +58,129 @@ test('a registered metrics consumer receives the per-process and per-shard metri
   const storm = {
     // Storm collects every 2 s; the process then reports every second.
     'topology.builtin.metrics.bucket.size.secs': 2,
-    'topology.metrics.consumer.register': [{ class: 'io.github.kinesisshellspout.example.MetricsRecorder', 'parallelism.hint': 1, argument: metricsFile }],
+    'topology.metrics.consumer.register': [
+      { class: 'io.github.kinesisshellspout.example.MetricsRecorder', 'parallelism.hint': 1, argument: metricsFile },
+    ],
   };
-  const config = exampleConfig(suite.services, stream, app, dir, { storm, failFraction, spout: { retry: { initialBackoffMs: 50, maxBackoffMs: 500 } } });
-  const topology = new LocalTopology(suite.build, MAIN, config, dir);
-  await withLogs(() => [topology], async () => {
-    // Records put once the shards are spread, so that no lease moves with records in flight (which
-    // would replay some: allowed, but not what this test counts).
-    await topology.waitFor('3 spout tasks joined', () => new Set(topology.log().match(/joined as task\d/g)).size === 3);
-    await sleep(2_000);
-    const input = records(300, 'metrics');
-    const all = withInput(input, await putRecords(suite.services.client, stream, input));
-    await waitReceived(topology, all, 90_000);
-    await waitAllAcked(suite.services, topology, stream, app, all);
-
-    const failedIds = all.map(idOf).filter((id) => failSelected(id, failFraction));
-    const emittedTuples = () => topology.received().length;
-    const processPoints = () => dataPoints(metricsFile, 'kinesis-spout');
-    // Counters arrive with the buckets after the last ack: wait for them to add up.
-    await topology.waitFor('the process counters to add up', () => {
-      const points = processPoints();
-      return total(points, 'acked') === all.length && total(points, 'emitted') + total(points, 'retried') === emittedTuples() && total(points, 'failed') === failedIds.length;
-    }, 60_000).catch((err: Error) => {
-      const points = processPoints();
-      const seen = { acked: total(points, 'acked'), emitted: total(points, 'emitted'), retried: total(points, 'retried'), failed: total(points, 'failed'), points: points.length };
-      err.message = `expected acked ${all.length}, emitted + retried ${emittedTuples()}, failed ${failedIds.length}; consumer saw ${JSON.stringify(seen)}\n${err.message}`;
-      throw err;
-    });
-    const points = processPoints();
-    // `emitted` counts first emits, `retried` the re-emits after a fail.
-    expect(total(points, 'emitted')).toBe(all.length);
-    expect(total(points, 'retried')).toBe(failedIds.length);
-    expect(total(points, 'skipped')).toBe(0);
-    expect(new Set(points.map((p) => p.task)).size).toBe(3);
-    expect(latestAcrossTasks(points, 'shardsHeld')).toBe(3);
-    // 0 until the first session is established, then 1 in every task.
-    expect(latestAcrossTasks(points, 'zookeeperConnected')).toBe(3);
-    // Every key contract C2 names, and no other.
-    const processKeys = ['shardsHeld', 'recordsInMemory', 'bytesInMemory', 'zookeeperConnected', 'maxMillisBehindLatest', 'leasesTaken', 'leasesGiven', 'reshardEvents', 'throttledCalls', 'iteratorResets', 'emitted', 'acked', 'failed', 'retried', 'skipped', 'deadLettered'];
-    expect([...new Set(points.flatMap((p) => Object.keys(p.value)))].sort()).toEqual([...processKeys].sort());
-    expect(total(points, 'leasesTaken')).toBeGreaterThanOrEqual(3);
-
-    // Per shard, keys `<shardId>.<name>`: what each shard emitted and had acked.
-    const shardPoints = dataPoints(metricsFile, 'kinesis-spout-shards');
-    const shards = [...new Set(all.map((r) => r.shardId))];
-    expect(shards).toHaveLength(3);
-    const shardKeyNames = ['millisBehindLatest', 'inFlight', 'emittedRecordsPerSecond', 'emittedBytesPerSecond', 'emitted', 'emittedBytes', 'acked', 'failed', 'retried', 'skipped', 'deadLettered'];
-    const reported = new Set(shardPoints.flatMap((p) => Object.keys(p.value)));
-    expect([...reported].sort()).toEqual(shards.flatMap((shard) => shardKeyNames.map((name) => `${shard}.${name}`)).sort());
-    for (const shard of shards) {
-      const put = all.filter((r) => r.shardId === shard).length;
-      const failed = failedIds.filter((id) => id.startsWith(`${shard}:`)).length;
-      const sums = { acked: total(shardPoints, `${shard}.acked`), emitted: total(shardPoints, `${shard}.emitted`), failed: total(shardPoints, `${shard}.failed`), retried: total(shardPoints, `${shard}.retried`) };
-      expect({ shard, ...sums }).toEqual({ shard, acked: put, emitted: put, failed, retried: failed });
-      expect(total(shardPoints, `${shard}.emittedBytes`)).toBeGreaterThan(0);
-      expect({ shard, lagReported: shardPoints.some((p) => `${shard}.millisBehindLatest` in p.value) }).toEqual({ shard, lagReported: true });
-    }
-    expect(await topology.stop()).toBe(true);
+  const config = exampleConfig(suite.services, stream, app, dir, {
+    storm,
+    failFraction,
+    spout: { retry: { initialBackoffMs: 50, maxBackoffMs: 500 } },
   });
+  const topology = new LocalTopology(suite.build, MAIN, config, dir);
+  await withLogs(
+    () => [topology],
+    async () => {
+      // Records put once the shards are spread, so that no lease moves with records in flight (which
+      // would replay some: allowed, but not what this test counts).
+      await topology.waitFor(
+        '3 spout tasks joined',
+        () => new Set(topology.log().match(/joined as task\d/g)).size === 3,
+      );
+      await sleep(2_000);
+      const input = records(300, 'metrics');
+      const all = withInput(input, await putRecords(suite.services.client, stream, input));
+      await waitReceived(topology, all, 90_000);
+      await waitAllAcked(suite.services, topology, stream, app, all);
+
+      const failedIds = all.map(idOf).filter((id) => failSelected(id, failFraction));
+      const emittedTuples = () => topology.received().length;
+      const processPoints = () => dataPoints(metricsFile, 'kinesis-spout');
+      // Counters arrive with the buckets after the last ack: wait for them to add up.
+      await topology
+        .waitFor(
+          'the process counters to add up',
+          () => {
+            const points = processPoints();
+            return (
+              total(points, 'acked') === all.length &&
+              total(points, 'emitted') + total(points, 'retried') === emittedTuples() &&
+              total(points, 'failed') === failedIds.length
+            );
+          },
+          60_000,
+        )
+        .catch((err: Error) => {
+          const points = processPoints();
+          const seen = {
+            acked: total(points, 'acked'),
+            emitted: total(points, 'emitted'),
+            retried: total(points, 'retried'),
+            failed: total(points, 'failed'),
+            points: points.length,
+          };
+          err.message = `expected acked ${all.length}, emitted + retried ${emittedTuples()}, failed ${failedIds.length}; consumer saw ${JSON.stringify(seen)}\n${err.message}`;
+          throw err;
+        });
+      const points = processPoints();
+      // `emitted` counts first emits, `retried` the re-emits after a fail.
+      expect(total(points, 'emitted')).toBe(all.length);
+      expect(total(points, 'retried')).toBe(failedIds.length);
+      expect(total(points, 'skipped')).toBe(0);
+      expect(new Set(points.map((p) => p.task)).size).toBe(3);
+      expect(latestAcrossTasks(points, 'shardsHeld')).toBe(3);
+      // 0 until the first session is established, then 1 in every task.
+      expect(latestAcrossTasks(points, 'zookeeperConnected')).toBe(3);
+      // Every key contract C2 names, and no other.
+      const processKeys = [
+        'shardsHeld',
+        'recordsInMemory',
+        'bytesInMemory',
+        'zookeeperConnected',
+        'maxMillisBehindLatest',
+        'leasesTaken',
+        'leasesGiven',
+        'reshardEvents',
+        'throttledCalls',
+        'iteratorResets',
+        'emitted',
+        'acked',
+        'failed',
+        'retried',
+        'skipped',
+        'deadLettered',
+      ];
+      expect([...new Set(points.flatMap((p) => Object.keys(p.value)))].sort()).toEqual([...processKeys].sort());
+      expect(total(points, 'leasesTaken')).toBeGreaterThanOrEqual(3);
+
+      // Per shard, keys `<shardId>.<name>`: what each shard emitted and had acked.
+      const shardPoints = dataPoints(metricsFile, 'kinesis-spout-shards');
+      const shards = [...new Set(all.map((r) => r.shardId))];
+      expect(shards).toHaveLength(3);
+      const shardKeyNames = [
+        'millisBehindLatest',
+        'inFlight',
+        'emittedRecordsPerSecond',
+        'emittedBytesPerSecond',
+        'emitted',
+        'emittedBytes',
+        'acked',
+        'failed',
+        'retried',
+        'skipped',
+        'deadLettered',
+      ];
+      const reported = new Set(shardPoints.flatMap((p) => Object.keys(p.value)));
+      expect([...reported].sort()).toEqual(
+        shards.flatMap((shard) => shardKeyNames.map((name) => `${shard}.${name}`)).sort(),
+      );
+      for (const shard of shards) {
+        const put = all.filter((r) => r.shardId === shard).length;
+        const failed = failedIds.filter((id) => id.startsWith(`${shard}:`)).length;
+        const sums = {
+          acked: total(shardPoints, `${shard}.acked`),
+          emitted: total(shardPoints, `${shard}.emitted`),
+          failed: total(shardPoints, `${shard}.failed`),
+          retried: total(shardPoints, `${shard}.retried`),
+        };
+        expect({ shard, ...sums }).toEqual({ shard, acked: put, emitted: put, failed, retried: failed });
+        expect(total(shardPoints, `${shard}.emittedBytes`)).toBeGreaterThan(0);
+        expect({ shard, lagReported: shardPoints.some((p) => `${shard}.millisBehindLatest` in p.value) }).toEqual({
+          shard,
+          lagReported: true,
+        });
+      }
+      expect(await topology.stop()).toBe(true);
+    },
+  );
 }, 240_000);

@@ -9,29 +9,43 @@ import { join } from 'node:path';
 import { mavenInstallModule, REPO, SPOUT_SCRIPT } from './helpers/maven';
 
 const NOTICES = join(REPO, 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt');
-const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { bin: Record<string, string>; dependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+  bin: Record<string, string>;
+  dependencies: Record<string, string>;
+};
 
 test('npm pack ships the bin and the third-party licenses', () => {
   // --ignore-scripts: the bundle is already built (prepack would build it again).
-  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO, encoding: 'utf8' })) as { files: { path: string }[] }[];
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO, encoding: 'utf8' }),
+  ) as { files: { path: string }[] }[];
   const files = packed.files.map((f) => f.path);
-  expect(files).toEqual(expect.arrayContaining([pkg.bin['kinesis-spout'], 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt']));
+  expect(files).toEqual(
+    expect.arrayContaining([pkg.bin['kinesis-spout'], 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt']),
+  );
   expect(pkg.bin['kinesis-spout']).toBe('multilang/resources/kinesis-spout.cjs');
 });
 
 test('the licenses name every runtime dependency at its installed version, with its license text', () => {
   const notices = readFileSync(NOTICES, 'utf8');
   for (const name of Object.keys(pkg.dependencies)) {
-    const { version, license } = JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string; license: string };
+    const { version, license } = JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as {
+      version: string;
+      license: string;
+    };
     expect(notices).toContain(`\n${name} ${version}\nLicense: ${license}\n`);
   }
   expect(notices).toMatch(/Apache License\s+Version 2\.0/);
   expect(notices).toMatch(/Permission is hereby granted, free of charge/); // MIT (ajv, node-zookeeper-client's dependencies)
 });
 
-test('the module jar carries the bundle as resources/kinesis-spout.cjs and the licenses', async () => {
-  const jar = await mavenInstallModule();
-  const entry = (path: string) => execFileSync('unzip', ['-p', jar, path], { maxBuffer: 64 * 1024 * 1024 });
-  expect(entry('resources/kinesis-spout.cjs').equals(readFileSync(SPOUT_SCRIPT))).toBe(true);
-  expect(entry('META-INF/kinesis-spout.THIRD-PARTY-LICENSES.txt').equals(readFileSync(NOTICES))).toBe(true);
-}, 15 * 60_000);
+test(
+  'the module jar carries the bundle as resources/kinesis-spout.cjs and the licenses',
+  async () => {
+    const jar = await mavenInstallModule();
+    const entry = (path: string) => execFileSync('unzip', ['-p', jar, path], { maxBuffer: 64 * 1024 * 1024 });
+    expect(entry('resources/kinesis-spout.cjs').equals(readFileSync(SPOUT_SCRIPT))).toBe(true);
+    expect(entry('META-INF/kinesis-spout.THIRD-PARTY-LICENSES.txt').equals(readFileSync(NOTICES))).toBe(true);
+  },
+  15 * 60_000,
+);

@@ -4,9 +4,31 @@
  */
 import { listAllShards, mergeShards, putRecords, splitShard } from '../helpers/kinesisAdmin';
 import { uniqueName } from '../helpers/fixture';
-import { checkpointsBehind, duplicates, expectFieldsAsPut, failSelected, idOf, missing, outOfOrderKeys, records, waitAllAcked, waitReceived, withInput, type Put } from './helpers/checks';
+import {
+  checkpointsBehind,
+  duplicates,
+  expectFieldsAsPut,
+  failSelected,
+  idOf,
+  missing,
+  outOfOrderKeys,
+  records,
+  waitAllAcked,
+  waitReceived,
+  withInput,
+  type Put,
+} from './helpers/checks';
 import { e2eSuite } from './helpers/suite';
-import { AWS_ENV, exampleConfig, LocalTopology, processCwd, processEnv, scratch, sleep, withLogs } from './helpers/topology';
+import {
+  AWS_ENV,
+  exampleConfig,
+  LocalTopology,
+  processCwd,
+  processEnv,
+  scratch,
+  sleep,
+  withLogs,
+} from './helpers/topology';
 
 const MAIN = ['io.github.kinesisshellspout.example.KinesisTopology'];
 const suite = e2eSuite('topology-examples/java', 'kinesis-topology-example-0.1.0.jar');
@@ -18,7 +40,13 @@ async function put(stream: string, n: number, prefix: string, keys = 16): Promis
   return withInput(input, await putRecords(suite.services.client, stream, input));
 }
 
-function start(stream: string, app: string, dir: string, overrides: Record<string, unknown> = {}, run = 1): LocalTopology {
+function start(
+  stream: string,
+  app: string,
+  dir: string,
+  overrides: Record<string, unknown> = {},
+  run = 1,
+): LocalTopology {
   return new LocalTopology(suite.build, MAIN, exampleConfig(suite.services, stream, app, dir, overrides), dir, run);
 }
 
@@ -29,36 +57,39 @@ test('steady flow: every record put is received once, with its fields, across wo
   const all = await put(stream, 300, 'before');
   // Checkpoints written only at exit: the stop below must flush them.
   const topology = start(stream, app, dir, { spout: { checkpointIntervalMs: 600_000, statsIntervalMs: 500 } });
-  await withLogs(() => [topology], async () => {
-    for (let batch = 0; batch < 4; batch += 1) {
-      all.push(...(await put(stream, 100, `during-${batch}`)));
-      await sleep(500);
-    }
-    const received = await waitReceived(topology, all);
+  await withLogs(
+    () => [topology],
+    async () => {
+      for (let batch = 0; batch < 4; batch += 1) {
+        all.push(...(await put(stream, 100, `during-${batch}`)));
+        await sleep(500);
+      }
+      const received = await waitReceived(topology, all);
 
-    expect(duplicates(topology.received())).toBe(0);
-    expectFieldsAsPut(received, all);
-    expect(received.some((r) => r.fromOtherWorker)).toBe(true);
+      expect(duplicates(topology.received())).toBe(0);
+      expectFieldsAsPut(received, all);
+      expect(received.some((r) => r.fromOtherWorker)).toBe(true);
 
-    // ShellSpout starts the script in the extracted resources/ folder, with the worker JVM's environment.
-    const pids = topology.spoutPids();
-    expect(pids).toHaveLength(3);
-    for (const pid of pids) {
-      expect(processCwd(pid)).toMatch(/\/stormdist\/[^/]+\/resources(\.\d+)?$/);
-      expect(processEnv(pid)).toMatchObject(AWS_ENV);
-    }
-    expect(process.env.AWS_ACCESS_KEY_ID).not.toBe(AWS_ENV.AWS_ACCESS_KEY_ID);
+      // ShellSpout starts the script in the extracted resources/ folder, with the worker JVM's environment.
+      const pids = topology.spoutPids();
+      expect(pids).toHaveLength(3);
+      for (const pid of pids) {
+        expect(processCwd(pid)).toMatch(/\/stormdist\/[^/]+\/resources(\.\d+)?$/);
+        expect(processEnv(pid)).toMatchObject(AWS_ENV);
+      }
+      expect(process.env.AWS_ACCESS_KEY_ID).not.toBe(AWS_ENV.AWS_ACCESS_KEY_ID);
 
-    // ShellSpout's pipes (Java's ProcessBuilder) take the direct reads, not only the event loop.
-    await topology.waitFor('stats lines', () => topology.log().includes('stats: '));
-    const directReads = [...topology.log().matchAll(/stats: .* directReads=(\d+)/g)].map((m) => Number(m[1]));
-    expect(Math.max(...directReads)).toBeGreaterThan(0);
+      // ShellSpout's pipes (Java's ProcessBuilder) take the direct reads, not only the event loop.
+      await topology.waitFor('stats lines', () => topology.log().includes('stats: '));
+      const directReads = [...topology.log().matchAll(/stats: .* directReads=(\d+)/g)].map((m) => Number(m[1]));
+      expect(Math.max(...directReads)).toBeGreaterThan(0);
 
-    await sleep(1_000); // the last acks
-    // ShellSpout.close() SIGTERMs each spout (its last log lines go unread: Storm reads only in reply to a command).
-    expect(await topology.stop()).toBe(true);
-    expect(await checkpointsBehind(suite.services, stream, app, all)).toEqual([]);
-  });
+      await sleep(1_000); // the last acks
+      // ShellSpout.close() SIGTERMs each spout (its last log lines go unread: Storm reads only in reply to a command).
+      expect(await topology.stop()).toBe(true);
+      expect(await checkpointsBehind(suite.services, stream, app, all)).toEqual([]);
+    },
+  );
 }, 180_000);
 
 test('split and merge while flowing, no rebalance: every record received, per key first deliveries in put order', async () => {
@@ -67,21 +98,24 @@ test('split and merge while flowing, no rebalance: every record received, per ke
   const dir = scratch('reshard');
   const topology = start(stream, app, dir);
   const all: Put[] = [];
-  await withLogs(() => [topology], async () => {
-    const [first] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
-    let children: string[] = [];
-    for (let batch = 0; batch < 9; batch += 1) {
-      all.push(...(await put(stream, 80, `b${batch}`, 12)));
-      if (batch === 1) await topology.waitFor('the first records', () => topology.received().length > 0);
-      if (batch === 2) children = await splitShard(suite.services.client, stream, first);
-      if (batch === 5) await mergeShards(suite.services.client, stream, children[0], children[1]);
-      await sleep(300);
-    }
-    expect(new Set(all.map((r) => r.shardId)).size).toBe(5);
-    await waitReceived(topology, all, 90_000);
-    await waitAllAcked(suite.services, topology, stream, app, all);
-    expect(outOfOrderKeys(topology.received(), all)).toEqual([]);
-  });
+  await withLogs(
+    () => [topology],
+    async () => {
+      const [first] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
+      let children: string[] = [];
+      for (let batch = 0; batch < 9; batch += 1) {
+        all.push(...(await put(stream, 80, `b${batch}`, 12)));
+        if (batch === 1) await topology.waitFor('the first records', () => topology.received().length > 0);
+        if (batch === 2) children = await splitShard(suite.services.client, stream, first);
+        if (batch === 5) await mergeShards(suite.services.client, stream, children[0], children[1]);
+        await sleep(300);
+      }
+      expect(new Set(all.map((r) => r.shardId)).size).toBe(5);
+      await waitReceived(topology, all, 90_000);
+      await waitAllAcked(suite.services, topology, stream, app, all);
+      expect(outOfOrderKeys(topology.received(), all)).toEqual([]);
+    },
+  );
 }, 180_000);
 
 /**
@@ -96,34 +130,37 @@ test('deactivate, rebalance after a reshard, activate: nothing lost, nothing emi
   // 3 tasks on 2 executors: one executor runs two spout tasks until the rebalance gives each its own.
   const storm = { 'task.refresh.poll.secs': 1 };
   const topology = start(stream, app, dir, { spoutParallelism: 2, spoutTasks: 3, storm });
-  await withLogs(() => [topology], async () => {
-    const all = await put(stream, 200, 'a');
-    await waitReceived(topology, all);
-    const [, second] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
-    await splitShard(suite.services.client, stream, second);
-    all.push(...(await put(stream, 200, 'b')));
-    await waitReceived(topology, all);
-    await waitAllAcked(suite.services, topology, stream, app, all);
+  await withLogs(
+    () => [topology],
+    async () => {
+      const all = await put(stream, 200, 'a');
+      await waitReceived(topology, all);
+      const [, second] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
+      await splitShard(suite.services.client, stream, second);
+      all.push(...(await put(stream, 200, 'b')));
+      await waitReceived(topology, all);
+      await waitAllAcked(suite.services, topology, stream, app, all);
 
-    await topology.control('deactivate');
-    await topology.waitSpouts('deactivated', 3);
-    const quiet = await put(stream, 150, 'c');
-    await sleep(3_000);
-    expect(missing(topology.received(), quiet)).toHaveLength(quiet.length);
+      await topology.control('deactivate');
+      await topology.waitSpouts('deactivated', 3);
+      const quiet = await put(stream, 150, 'c');
+      await sleep(3_000);
+      expect(missing(topology.received(), quiet)).toHaveLength(quiet.length);
 
-    const before = new Set(topology.spoutPids());
-    await topology.control('rebalance 3 3');
-    // Storm opens the new workers' spouts only once the topology is active again.
-    await sleep(5_000);
-    await topology.control('activate');
-    await topology.waitFor('3 new spout processes, activated', () => {
-      const live = [...topology.liveSpouts()];
-      return live.length === 3 && live.every(([pid, state]) => !before.has(pid) && state === 'activated');
-    });
-    all.push(...quiet, ...(await put(stream, 200, 'd')));
-    await waitReceived(topology, all, 90_000);
-    await waitAllAcked(suite.services, topology, stream, app, all);
-  });
+      const before = new Set(topology.spoutPids());
+      await topology.control('rebalance 3 3');
+      // Storm opens the new workers' spouts only once the topology is active again.
+      await sleep(5_000);
+      await topology.control('activate');
+      await topology.waitFor('3 new spout processes, activated', () => {
+        const live = [...topology.liveSpouts()];
+        return live.length === 3 && live.every(([pid, state]) => !before.has(pid) && state === 'activated');
+      });
+      all.push(...quiet, ...(await put(stream, 200, 'd')));
+      await waitReceived(topology, all, 90_000);
+      await waitAllAcked(suite.services, topology, stream, app, all);
+    },
+  );
 }, 240_000);
 
 test('a bolt failing some first deliveries: each is replayed with the same id and finally acked', async () => {
@@ -131,33 +168,42 @@ test('a bolt failing some first deliveries: each is replayed with the same id an
   const app = uniqueName('failing');
   const dir = scratch('failing');
   const failFraction = 0.2;
-  const topology = start(stream, app, dir, { failFraction, spout: { retry: { initialBackoffMs: 50, maxBackoffMs: 500 } } });
-  await withLogs(() => [topology], async () => {
-    // Records put only once the shards are spread: a lease handed over at start with a failed record in
-    // flight is released at the checkpoint before it, and records acked after it come again (bounded
-    // duplicates, allowed), which would blur what this test counts.
-    await topology.waitFor('3 spout tasks joined', () => new Set(topology.log().match(/joined as task\d/g)).size === 3);
-    await sleep(2_000);
-    const all = await put(stream, 300, 'f');
-    await waitReceived(topology, all);
-    await waitAllAcked(suite.services, topology, stream, app, all);
-
-    const selected = all.map(idOf).filter((id) => failSelected(id, failFraction));
-    expect(selected.length).toBeGreaterThan(30);
-    const recorded = topology.recorded();
-    const failed = recorded.filter((r) => r.event === 'failed').map((r) => r.id);
-    expect(failed.sort()).toEqual([...selected].sort());
-    const received = topology.received();
-    for (const id of selected) {
-      const failedAt = recorded.findIndex((r) => r.event === 'failed' && r.id === id);
-      const replayed = recorded.slice(failedAt + 1).some((r) => r.event === 'received' && r.id === id);
-      expect({ id, replayed }).toEqual({ id, replayed: true });
-    }
-    const counts = new Map<string, number>();
-    for (const r of received) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
-    const unselectedRepeated = all.map(idOf).filter((id) => !failSelected(id, failFraction) && counts.get(id) !== 1);
-    expect(unselectedRepeated).toEqual([]);
+  const topology = start(stream, app, dir, {
+    failFraction,
+    spout: { retry: { initialBackoffMs: 50, maxBackoffMs: 500 } },
   });
+  await withLogs(
+    () => [topology],
+    async () => {
+      // Records put only once the shards are spread: a lease handed over at start with a failed record in
+      // flight is released at the checkpoint before it, and records acked after it come again (bounded
+      // duplicates, allowed), which would blur what this test counts.
+      await topology.waitFor(
+        '3 spout tasks joined',
+        () => new Set(topology.log().match(/joined as task\d/g)).size === 3,
+      );
+      await sleep(2_000);
+      const all = await put(stream, 300, 'f');
+      await waitReceived(topology, all);
+      await waitAllAcked(suite.services, topology, stream, app, all);
+
+      const selected = all.map(idOf).filter((id) => failSelected(id, failFraction));
+      expect(selected.length).toBeGreaterThan(30);
+      const recorded = topology.recorded();
+      const failed = recorded.filter((r) => r.event === 'failed').map((r) => r.id);
+      expect(failed.sort()).toEqual([...selected].sort());
+      const received = topology.received();
+      for (const id of selected) {
+        const failedAt = recorded.findIndex((r) => r.event === 'failed' && r.id === id);
+        const replayed = recorded.slice(failedAt + 1).some((r) => r.event === 'received' && r.id === id);
+        expect({ id, replayed }).toEqual({ id, replayed: true });
+      }
+      const counts = new Map<string, number>();
+      for (const r of received) counts.set(r.id, (counts.get(r.id) ?? 0) + 1);
+      const unselectedRepeated = all.map(idOf).filter((id) => !failSelected(id, failFraction) && counts.get(id) !== 1);
+      expect(unselectedRepeated).toEqual([]);
+    },
+  );
 }, 180_000);
 
 test('the cluster killed hard mid-stream (JVM and spouts, SIGKILL) and started again: it resumes from ZooKeeper, nothing lost', async () => {
@@ -165,30 +211,33 @@ test('the cluster killed hard mid-stream (JVM and spouts, SIGKILL) and started a
   const app = uniqueName('killed');
   const dir = scratch('killed');
   const runs: LocalTopology[] = [start(stream, app, dir)];
-  await withLogs(() => runs, async () => {
-    const all: Put[] = [];
-    let putting = true;
-    const producer = (async () => {
-      for (let batch = 0; putting; batch += 1) {
-        all.push(...(await put(stream, 50, `k${batch}`)));
-        await sleep(250);
+  await withLogs(
+    () => runs,
+    async () => {
+      const all: Put[] = [];
+      let putting = true;
+      const producer = (async () => {
+        for (let batch = 0; putting; batch += 1) {
+          all.push(...(await put(stream, 50, `k${batch}`)));
+          await sleep(250);
+        }
+      })();
+      try {
+        await runs[0].waitFor('a few hundred records', () => runs[0].received().length >= 300, 60_000);
+        await runs[0].killHard();
+        const receivedByFirst = runs[0].received().length;
+        await sleep(1_000);
+        runs.push(start(stream, app, dir, {}, 2));
+        await runs[1].waitFor('the second run to receive', () => runs[1].received().length > receivedByFirst, 60_000);
+        await sleep(2_000);
+      } finally {
+        putting = false;
+        await producer;
       }
-    })();
-    try {
-      await runs[0].waitFor('a few hundred records', () => runs[0].received().length >= 300, 60_000);
-      await runs[0].killHard();
-      const receivedByFirst = runs[0].received().length;
-      await sleep(1_000);
-      runs.push(start(stream, app, dir, {}, 2));
-      await runs[1].waitFor('the second run to receive', () => runs[1].received().length > receivedByFirst, 60_000);
-      await sleep(2_000);
-    } finally {
-      putting = false;
-      await producer;
-    }
-    await waitReceived(runs[1], all, 90_000);
-    await waitAllAcked(suite.services, runs[1], stream, app, all);
-    // Re-delivered: at most what was in flight when the JVM died, far less than everything.
-    expect(duplicates(runs[1].received())).toBeLessThan(all.length / 2);
-  });
+      await waitReceived(runs[1], all, 90_000);
+      await waitAllAcked(suite.services, runs[1], stream, app, all);
+      // Re-delivered: at most what was in flight when the JVM died, far less than everything.
+      expect(duplicates(runs[1].received())).toBeLessThan(all.length / 2);
+    },
+  );
 }, 240_000);

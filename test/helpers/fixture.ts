@@ -40,7 +40,12 @@ export function uniqueName(prefix: string): string {
 }
 
 /** A `kinesis.spout` configuration with timings fast enough for tests. */
-export function spoutConf(services: Services, streamName: string, applicationName: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function spoutConf(
+  services: Services,
+  streamName: string,
+  applicationName: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     streamName,
     applicationName,
@@ -57,7 +62,10 @@ export function spoutConf(services: Services, streamName: string, applicationNam
 }
 
 /** Servers started once for the test file, stopped after its last test; `cleanUp` after each test. */
-export function servicesForFile(cleanUp: () => Promise<void>, startKinesis?: () => Promise<KinesisServer>): () => Services {
+export function servicesForFile(
+  cleanUp: () => Promise<void>,
+  startKinesis?: () => Promise<KinesisServer>,
+): () => Services {
   let services: Services | undefined;
   beforeAll(async () => {
     services = await startServices(startKinesis);
@@ -85,7 +93,12 @@ export function spoutSuite(startKinesis?: () => Promise<KinesisServer>) {
     get services(): Services {
       return services();
     },
-    async spout(streamName: string, applicationName: string, overrides: Record<string, unknown> = {}, options: Partial<DriverOptions> = {}): Promise<StormDriver> {
+    async spout(
+      streamName: string,
+      applicationName: string,
+      overrides: Record<string, unknown> = {},
+      options: Partial<DriverOptions> = {},
+    ): Promise<StormDriver> {
       const driver = await startSpout(suite.services, streamName, applicationName, overrides, options);
       drivers.push(driver);
       return driver;
@@ -94,8 +107,17 @@ export function spoutSuite(startKinesis?: () => Promise<KinesisServer>) {
   return suite;
 }
 
-export async function startSpout(services: Services, streamName: string, applicationName: string, overrides: Record<string, unknown> = {}, options: Partial<DriverOptions> = {}): Promise<StormDriver> {
-  return StormDriver.start({ ...options, conf: { 'kinesis.spout': spoutConf(services, streamName, applicationName, overrides), ...options.conf } });
+export async function startSpout(
+  services: Services,
+  streamName: string,
+  applicationName: string,
+  overrides: Record<string, unknown> = {},
+  options: Partial<DriverOptions> = {},
+): Promise<StormDriver> {
+  return StormDriver.start({
+    ...options,
+    conf: { 'kinesis.spout': spoutConf(services, streamName, applicationName, overrides), ...options.conf },
+  });
 }
 
 export function stateBase(streamName: string, applicationName: string): string {
@@ -107,7 +129,11 @@ export async function readJson(zk: ZkSession, path: string): Promise<Record<stri
   return node && (JSON.parse(node.data.toString('utf8')) as Record<string, unknown>);
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -118,9 +144,17 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 /** Pumps several spout processes side by side, as several Storm tasks would, acking each emit. */
-export async function pumpAll(drivers: StormDriver[], done: () => boolean, timeoutMs = 60_000, onEmit?: (driver: StormDriver, emit: Emit) => Promise<unknown> | undefined): Promise<void> {
-  const results = await Promise.all(drivers.map((d) => d.pump(done, { timeoutMs, onEmit: onEmit && ((e) => onEmit(d, e)) })));
-  if (!results.every(Boolean)) throw new Error(`pumping timed out\n${drivers.map((d) => `--- spout ${d.pid}\n${d.logText()}`).join('\n')}`);
+export async function pumpAll(
+  drivers: StormDriver[],
+  done: () => boolean,
+  timeoutMs = 60_000,
+  onEmit?: (driver: StormDriver, emit: Emit) => Promise<unknown> | undefined,
+): Promise<void> {
+  const results = await Promise.all(
+    drivers.map((d) => d.pump(done, { timeoutMs, onEmit: onEmit && ((e) => onEmit(d, e)) })),
+  );
+  if (!results.every(Boolean))
+    throw new Error(`pumping timed out\n${drivers.map((d) => `--- spout ${d.pid}\n${d.logText()}`).join('\n')}`);
 }
 
 export const idsOf = (emits: Emit[]) => emits.map((e) => e.id);

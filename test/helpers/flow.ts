@@ -61,9 +61,15 @@ export class Flow {
    * `componentTasks`: the spout's task ids as the topology declares them (default: this task alone).
    */
   async addSpout(taskIndex = this.spouts.length + 1, componentTasks = [taskIndex]): Promise<StormDriver> {
-    const driver = await StormDriver.start({ conf: { 'kinesis.spout': spoutConf(this.services, this.stream, this.app, this.overrides) }, taskId: taskIndex, componentTasks });
+    const driver = await StormDriver.start({
+      conf: { 'kinesis.spout': spoutConf(this.services, this.stream, this.app, this.overrides) },
+      taskId: taskIndex,
+      componentTasks,
+    });
     this.spouts.push(driver);
-    this.pumps.push(driver.pump(() => this.stopped, { timeoutMs: 600_000, onEmit: (emit) => this.onEmit(driver, emit) }));
+    this.pumps.push(
+      driver.pump(() => this.stopped, { timeoutMs: 600_000, onEmit: (emit) => this.onEmit(driver, emit) }),
+    );
     return driver;
   }
 
@@ -87,7 +93,9 @@ export class Flow {
 
   /** Emissions that neither a first delivery nor a failed one explains: records emitted again without cause. */
   unexplainedEmits(): string[] {
-    return [...this.emitsById].filter(([id, n]) => n > 1 + (this.failsById.get(id) ?? 0)).map(([id, n]) => `${id} emitted ${n} times, failed ${this.failsById.get(id) ?? 0}`);
+    return [...this.emitsById]
+      .filter(([id, n]) => n > 1 + (this.failsById.get(id) ?? 0))
+      .map(([id, n]) => `${id} emitted ${n} times, failed ${this.failsById.get(id) ?? 0}`);
   }
 
   private takesBefore(driver: StormDriver, emit: Emit, shard: string): number {
@@ -107,7 +115,9 @@ export class Flow {
 
   /** First emit of `shard` by a process other than `pid`, after `since`. */
   firstEmitByOthers(shard: string, pid: number, since: number): number | undefined {
-    const starts = [...(this.emitSpans.get(shard) ?? [])].filter(([tenure, span]) => !tenure.startsWith(`${pid}#`) && span[0] >= since).map(([, span]) => span[0]);
+    const starts = [...(this.emitSpans.get(shard) ?? [])]
+      .filter(([tenure, span]) => !tenure.startsWith(`${pid}#`) && span[0] >= since)
+      .map(([, span]) => span[0]);
     return starts.length ? Math.min(...starts) : undefined;
   }
 
@@ -119,7 +129,9 @@ export class Flow {
     });
     const results = await putRecords(this.services.client, this.stream, records);
     const at = performance.now();
-    results.forEach((r, j) => this.put.push({ id: `${r.shardId}:${r.sequenceNumber}`, key: records[j].partitionKey, at }));
+    results.forEach((r, j) =>
+      this.put.push({ id: `${r.shardId}:${r.sequenceNumber}`, key: records[j].partitionKey, at }),
+    );
     return results;
   }
 
@@ -145,7 +157,10 @@ export class Flow {
   async waitAllDelivered(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.missing().length > 0) {
-      if (Date.now() > deadline) throw new Error(`${this.missing().length} of ${this.put.length} records never delivered, e.g. ${this.missing().slice(0, 3).join(', ')}\n${this.logs()}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${this.missing().length} of ${this.put.length} records never delivered, e.g. ${this.missing().slice(0, 3).join(', ')}\n${this.logs()}`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -180,7 +195,8 @@ export class Flow {
       for (let i = 1; i < sorted.length; i += 1) {
         for (let j = 0; j < i; j += 1) {
           const [a, b] = [sorted[j], sorted[i]];
-          if (a[0].split('#')[0] !== b[0].split('#')[0] && b[1][0] < a[1][1]) overlaps.push(`${shard}: ${a[0]} ${JSON.stringify(a[1])} and ${b[0]} ${JSON.stringify(b[1])}`);
+          if (a[0].split('#')[0] !== b[0].split('#')[0] && b[1][0] < a[1][1])
+            overlaps.push(`${shard}: ${a[0]} ${JSON.stringify(a[1])} and ${b[0]} ${JSON.stringify(b[1])}`);
         }
       }
     }

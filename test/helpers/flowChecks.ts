@@ -6,11 +6,15 @@ import type { Flow } from './flow';
  * order put (so parents before children), never two processes emitting one shard at once, and at most
  * `maxDuplicates` re-emits (what may have been in flight at hand-overs).
  */
-export async function expectFlowInvariants(flow: Flow, options: { maxDuplicates?: number; withinMs?: number } = {}): Promise<void> {
+export async function expectFlowInvariants(
+  flow: Flow,
+  options: { maxDuplicates?: number; withinMs?: number } = {},
+): Promise<void> {
   await flow.stopProducer();
   const began = Date.now();
   await flow.waitAllDelivered(options.withinMs ?? 20_000);
-  if (process.env.DEBUG_FLOW) console.log(`delivered all ${flow.put.length} after ${Date.now() - began} ms\n${flow.logs()}`);
+  if (process.env.DEBUG_FLOW)
+    console.log(`delivered all ${flow.put.length} after ${Date.now() - began} ms\n${flow.logs()}`);
   expect(flow.orderViolations()).toEqual([]);
   expect(flow.concurrentReaders()).toEqual([]);
   expect(flow.duplicates()).toBeLessThanOrEqual(options.maxDuplicates ?? 0);

@@ -30,7 +30,10 @@ export interface KinesisRequest {
  * What a rule does to a request it fires on: answer an AWS error instead, pass it on late, or pass it on
  * and change the emulator's successful answer (a listing that no longer shows a shard, as after retention).
  */
-export type FaultAnswer = { status: number; type: string; message?: string } | { delayMs: number } | { rewrite: (answer: Record<string, unknown>) => Record<string, unknown> };
+export type FaultAnswer =
+  | { status: number; type: string; message?: string }
+  | { delayMs: number }
+  | { rewrite: (answer: Record<string, unknown>) => Record<string, unknown> };
 
 export type FaultRule = FaultMatch & FaultAnswer;
 
@@ -101,7 +104,10 @@ function readAll(stream: IncomingMessage): Promise<Buffer> {
   });
 }
 
-export async function startHttpFaultProxy(upstreamEndpoint: string, options: { seed?: number } = {}): Promise<HttpFaultProxy> {
+export async function startHttpFaultProxy(
+  upstreamEndpoint: string,
+  options: { seed?: number } = {},
+): Promise<HttpFaultProxy> {
   const upstream = new URL(upstreamEndpoint);
   const random = seededRandom(options.seed ?? 1);
   const agent = new Agent({ keepAlive: true });
@@ -128,15 +134,31 @@ export async function startHttpFaultProxy(upstreamEndpoint: string, options: { s
   /** Remembers the shard of each iterator handed out, so later GetRecords can be told apart by shard. */
   const learn = (request: KinesisRequest, answer: Record<string, unknown>) => {
     if (!request.shardId) return;
-    const next = request.operation === 'GetShardIterator' ? answer.ShardIterator : request.operation === 'GetRecords' ? answer.NextShardIterator : undefined;
+    const next =
+      request.operation === 'GetShardIterator'
+        ? answer.ShardIterator
+        : request.operation === 'GetRecords'
+          ? answer.NextShardIterator
+          : undefined;
     if (typeof next === 'string') iterators.set(next, request.shardId);
   };
 
-  const forward = (method: string, path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> =>
+  const forward = (
+    method: string,
+    path: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer,
+  ): Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }> =>
     new Promise((resolve, reject) => {
-      const outgoing = httpRequest({ host: upstream.hostname, port: upstream.port, method, path, headers, agent }, (response) => {
-        readAll(response).then((answer) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: answer }), reject);
-      });
+      const outgoing = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method, path, headers, agent },
+        (response) => {
+          readAll(response).then(
+            (answer) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: answer }),
+            reject,
+          );
+        },
+      );
       outgoing.on('error', reject);
       outgoing.end(body);
     });
@@ -159,14 +181,22 @@ export async function startHttpFaultProxy(upstreamEndpoint: string, options: { s
       } else if (rule) {
         const { status, type, message } = rule;
         injected.push({ operation, shardId: request.shardId, type, at: performance.now() });
-        const payload = JSON.stringify({ __type: type, message: message ?? `injected by the test proxy: ${type} on ${operation}` });
-        reply.writeHead(status, { 'content-type': AMZ_JSON, 'content-length': Buffer.byteLength(payload), 'x-amzn-requestid': `fault-${injected.length}` });
+        const payload = JSON.stringify({
+          __type: type,
+          message: message ?? `injected by the test proxy: ${type} on ${operation}`,
+        });
+        reply.writeHead(status, {
+          'content-type': AMZ_JSON,
+          'content-length': Buffer.byteLength(payload),
+          'x-amzn-requestid': `fault-${injected.length}`,
+        });
         reply.end(payload);
         return;
       }
       const answer = await forward(incoming.method ?? 'POST', incoming.url ?? '/', incoming.headers, raw);
       if (answer.status === 200) learn(request, parseJson(answer.body));
-      if (answer.status === 200 && rule && 'rewrite' in rule) answer.body = Buffer.from(JSON.stringify(rule.rewrite(parseJson(answer.body))));
+      if (answer.status === 200 && rule && 'rewrite' in rule)
+        answer.body = Buffer.from(JSON.stringify(rule.rewrite(parseJson(answer.body))));
       const headers = { ...answer.headers };
       // The body is passed whole: its length is known, however the emulator framed it.
       delete headers['transfer-encoding'];

@@ -55,7 +55,8 @@ export async function putRecords(
   for (let start = 0; start < records.length; start += PUT_BATCH) {
     let pending = records.slice(start, start + PUT_BATCH).map((_, i) => start + i);
     for (let attempt = 1; pending.length > 0; attempt++) {
-      if (attempt > PUT_ATTEMPTS) throw new Error(`${pending.length} records still failing after ${PUT_ATTEMPTS} attempts`);
+      if (attempt > PUT_ATTEMPTS)
+        throw new Error(`${pending.length} records still failing after ${PUT_ATTEMPTS} attempts`);
       const entries: PutRecordsRequestEntry[] = pending.map((i) => ({
         PartitionKey: records[i].partitionKey,
         Data: Buffer.from(records[i].data),
@@ -128,7 +129,11 @@ export async function listAllShards(client: KinesisClient, name: string): Promis
  * Waits for ACTIVE *and* for the expected shard layout: status alone could be
  * read before the emulator has even flipped the stream to UPDATING.
  */
-async function waitForStream(client: KinesisClient, name: string, ready: (shards: Shard[]) => boolean): Promise<Shard[]> {
+async function waitForStream(
+  client: KinesisClient,
+  name: string,
+  ready: (shards: Shard[]) => boolean,
+): Promise<Shard[]> {
   const deadline = Date.now() + WAIT_TIMEOUT_MS;
   for (;;) {
     const summary = await client.send(new DescribeStreamSummaryCommand({ StreamName: name }));
@@ -136,7 +141,8 @@ async function waitForStream(client: KinesisClient, name: string, ready: (shards
       const shards = await listAllShards(client, name);
       if (ready(shards)) return shards;
     }
-    if (Date.now() > deadline) throw new Error(`stream ${name} did not reach the expected state in ${WAIT_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`stream ${name} did not reach the expected state in ${WAIT_TIMEOUT_MS} ms`);
     await sleep(50);
   }
 }

@@ -32,9 +32,18 @@ export interface UserRecordInput {
 export const KPL_MAGIC = Buffer.from('f3899ac2', 'hex');
 
 /** One Kinesis record packing `records` (what KPL would put), with the partition key KPL puts it under. */
-export function kplAggregate(records: UserRecordInput[]): { partitionKey: string; explicitHashKey?: string; data: Buffer } {
+export function kplAggregate(records: UserRecordInput[]): {
+  partitionKey: string;
+  explicitHashKey?: string;
+  data: Buffer;
+} {
   const aggregator = new RecordAggregator();
-  for (const r of records) aggregator.addUserRecord({ partitionKey: r.partitionKey, explicitHashKey: r.explicitHashKey, data: Buffer.from(r.data) });
+  for (const r of records)
+    aggregator.addUserRecord({
+      partitionKey: r.partitionKey,
+      explicitHashKey: r.explicitHashKey,
+      data: Buffer.from(r.data),
+    });
   const built = aggregator.build();
   if (!built) throw new Error('nothing aggregated');
   return { partitionKey: built.partitionKey, explicitHashKey: built.ExplicitHashKey, data: built.data };
@@ -44,8 +53,19 @@ export function kplAggregate(records: UserRecordInput[]): { partitionKey: string
 export function kplWithTags(
   partitionKeys: string[],
   hashKeys: string[],
-  records: { partition_key_index: number; explicit_hash_key_index?: number; data: Buffer; tags: { key: string; value?: string }[] }[],
+  records: {
+    partition_key_index: number;
+    explicit_hash_key_index?: number;
+    data: Buffer;
+    tags: { key: string; value?: string }[];
+  }[],
 ): Buffer {
-  const body = Buffer.from(AggregatedRecord.encode({ partition_key_table: partitionKeys, explicit_hash_key_table: hashKeys, records }).finish());
+  const body = Buffer.from(
+    AggregatedRecord.encode({
+      partition_key_table: partitionKeys,
+      explicit_hash_key_table: hashKeys,
+      records,
+    }).finish(),
+  );
   return Buffer.concat([KPL_MAGIC, body, createHash('md5').update(body).digest()]);
 }

@@ -90,10 +90,14 @@ export class StormDriver {
   private constructor(options: DriverOptions) {
     this.keepHistory = options.keepHistory ?? true;
     const pipes = (options.stdio ?? 'pipes') === 'pipes' ? { stdin: osPipe(), stdout: osPipe() } : undefined;
-    this.child = spawn(process.execPath, [...(options.nodeOptions ?? []), options.script ?? ENTRY_SCRIPT, ...(options.args ?? [])], {
-      stdio: pipes ? [pipes.stdin.read, pipes.stdout.write, 'pipe'] : ['pipe', 'pipe', 'pipe'],
-      env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
-    });
+    this.child = spawn(
+      process.execPath,
+      [...(options.nodeOptions ?? []), options.script ?? ENTRY_SCRIPT, ...(options.args ?? [])],
+      {
+        stdio: pipes ? [pipes.stdin.read, pipes.stdout.write, 'pipe'] : ['pipe', 'pipe', 'pipe'],
+        env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
+      },
+    );
     live.add(this.child);
     let output: Readable;
     if (pipes) {
@@ -106,12 +110,14 @@ export class StormDriver {
       this.input = this.child.stdin!;
       output = this.child.stdout!;
     }
-    this.exited = new Promise((done) => this.child.on('exit', (code, signal) => {
-      live.delete(this.child);
-      this.input.destroy();
-      this.waiting?.resolve(this.waiting.emits);
-      done({ code, signal });
-    }));
+    this.exited = new Promise((done) =>
+      this.child.on('exit', (code, signal) => {
+        live.delete(this.child);
+        this.input.destroy();
+        this.waiting?.resolve(this.waiting.emits);
+        done({ code, signal });
+      }),
+    );
     // Writing to a process that just died fails with EPIPE; its exit resolves the pending command.
     this.input.on('error', () => undefined);
     const decoder = new FrameDecoder();
@@ -129,8 +135,13 @@ export class StormDriver {
     const tasks = options.componentTasks ?? [taskId];
     const taskToComponent: Record<string, string> = { '99': '__acker' };
     for (const t of tasks) taskToComponent[String(t)] = 'kinesis';
-    const context: Record<string, unknown> = { taskid: taskId, componentid: 'kinesis', 'task->component': taskToComponent };
-    if (options.outputFields !== null) context['stream->outputfields'] = { default: options.outputFields ?? DEFAULT_FIELDS, ...options.streams };
+    const context: Record<string, unknown> = {
+      taskid: taskId,
+      componentid: 'kinesis',
+      'task->component': taskToComponent,
+    };
+    if (options.outputFields !== null)
+      context['stream->outputfields'] = { default: options.outputFields ?? DEFAULT_FIELDS, ...options.streams };
     const pidDir = mkdtempSync(join(tmpdir(), 'spout-pid-'));
     const pid = new Promise<number>((done) => (driver.pidWaiter = done));
     driver.write({ pidDir, conf: { 'topology.name': 'test-topology', ...options.conf }, context });
@@ -147,7 +158,14 @@ export class StormDriver {
     }
     switch (frame.command) {
       case 'emit': {
-        const emit: Emit = { id: frame.id as string, tuple: frame.tuple as unknown[], stream: frame.stream as string | undefined, frame, logsBefore: this.logs.length, receivedAt: performance.now() };
+        const emit: Emit = {
+          id: frame.id as string,
+          tuple: frame.tuple as unknown[],
+          stream: frame.stream as string | undefined,
+          frame,
+          logsBefore: this.logs.length,
+          receivedAt: performance.now(),
+        };
         // As ShellSpout does: an emit that does not say need_task_ids:false is answered with its task ids.
         if (frame.need_task_ids !== false) this.write([2]);
         this.emitCount += 1;
@@ -217,7 +235,10 @@ export class StormDriver {
    * Calls next in a loop as Storm does (a short pause when nothing came), handing each emit to `onEmit`
    * (default: ack it), until `done()` or the timeout. Returns false on timeout.
    */
-  async pump(done: () => boolean, options: { timeoutMs?: number; onEmit?: (emit: Emit) => Promise<unknown> | undefined } = {}): Promise<boolean> {
+  async pump(
+    done: () => boolean,
+    options: { timeoutMs?: number; onEmit?: (emit: Emit) => Promise<unknown> | undefined } = {},
+  ): Promise<boolean> {
     const deadline = Date.now() + (options.timeoutMs ?? 30_000);
     const onEmit = options.onEmit ?? ((emit: Emit) => this.ack(emit.id));
     while (!done()) {
@@ -254,10 +275,19 @@ export class StormDriver {
   lastStats(): Record<string, number> | undefined {
     const line = [...this.logs].reverse().find((l) => l.msg.startsWith('stats: '));
     if (!line) return undefined;
-    return Object.fromEntries(line.msg.slice(7).split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)]));
+    return Object.fromEntries(
+      line.msg
+        .slice(7)
+        .split(' ')
+        .map((kv) => kv.split('='))
+        .map(([k, v]) => [k, Number(v)]),
+    );
   }
 
   logText(): string {
-    return this.logs.map((l) => `${new Date(l.at).toISOString().slice(11, 23)} [${l.level}] ${l.msg}`).join('\n') + (this.stderr.length ? `\nstderr: ${this.stderr.join('')}` : '');
+    return (
+      this.logs.map((l) => `${new Date(l.at).toISOString().slice(11, 23)} [${l.level}] ${l.msg}`).join('\n') +
+      (this.stderr.length ? `\nstderr: ${this.stderr.join('')}` : '')
+    );
   }
 }

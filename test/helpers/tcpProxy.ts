@@ -92,7 +92,13 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     connections.delete(connection);
   };
 
-  const carry = (connection: Connection, chunk: Buffer, held: Buffer[], to: () => Socket | undefined, fromServer: boolean) => {
+  const carry = (
+    connection: Connection,
+    chunk: Buffer,
+    held: Buffer[],
+    to: () => Socket | undefined,
+    fromServer: boolean,
+  ) => {
     if (mode === ProxyMode.Blackholed) connection.broken = true;
     else if (mode === ProxyMode.Paused) held.push(chunk);
     else to()?.write(chunk);
@@ -115,7 +121,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const attachUpstream = (connection: Connection) => {
     const upstream = connect(targetPort, '127.0.0.1');
     connection.upstream = upstream;
-    upstream.on('data', (chunk: Buffer) => carry(connection, chunk, connection.toClient, () => connection.client, true));
+    upstream.on('data', (chunk: Buffer) =>
+      carry(connection, chunk, connection.toClient, () => connection.client, true),
+    );
     upstream.on('close', () => closed(connection, () => connection.client));
     upstream.on('error', () => closed(connection, () => connection.client));
   };
@@ -124,7 +132,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     accepted += 1;
     const connection: Connection = { client, upstream: undefined, toUpstream: [], toClient: [], broken: false };
     connections.add(connection);
-    client.on('data', (chunk: Buffer) => carry(connection, chunk, connection.toUpstream, () => connection.upstream, false));
+    client.on('data', (chunk: Buffer) =>
+      carry(connection, chunk, connection.toUpstream, () => connection.upstream, false),
+    );
     client.on('close', () => closed(connection, () => connection.upstream));
     client.on('error', () => closed(connection, () => connection.upstream));
     if (mode !== ProxyMode.Blackholed) attachUpstream(connection);
@@ -148,8 +158,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     resume() {
       mode = ProxyMode.Open;
       for (const connection of connections) {
-        for (const chunk of connection.toUpstream.splice(0)) if (connection.upstream && !connection.upstream.destroyed) connection.upstream.write(chunk);
-        for (const chunk of connection.toClient.splice(0)) if (!connection.client.destroyed) connection.client.write(chunk);
+        for (const chunk of connection.toUpstream.splice(0))
+          if (connection.upstream && !connection.upstream.destroyed) connection.upstream.write(chunk);
+        for (const chunk of connection.toClient.splice(0))
+          if (!connection.client.destroyed) connection.client.write(chunk);
       }
     },
     resetAll() {

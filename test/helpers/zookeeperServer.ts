@@ -28,7 +28,9 @@ export interface ZooKeeperServer {
  * `extraConfig`: more zoo.cfg lines (SASL, TLS, ...); `extraClasspath`: jars those need (TLS: Netty's codec,
  * which zookeeper.jar's manifest does not name).
  */
-export async function startZooKeeper(opts: { port?: number; dataDir?: string; extraConfig?: string[]; extraClasspath?: string[] } = {}): Promise<ZooKeeperServer> {
+export async function startZooKeeper(
+  opts: { port?: number; dataDir?: string; extraConfig?: string[]; extraClasspath?: string[] } = {},
+): Promise<ZooKeeperServer> {
   const dir = scratchDir('zk-');
   const port = opts.port ?? (await freePort());
   const dataDir = opts.dataDir ?? join(dir, 'data');
@@ -59,7 +61,12 @@ export async function startZooKeeper(opts: { port?: number; dataDir?: string; ex
     if (!(await portIsFree(port))) throw new Error(`port ${port} is already in use; ZooKeeper not started`);
     child = spawnLogged(
       'java',
-      ['-cp', [CLASSPATH, ...(opts.extraClasspath ?? [])].join(':'), 'org.apache.zookeeper.server.ZooKeeperServerMain', configFile],
+      [
+        '-cp',
+        [CLASSPATH, ...(opts.extraClasspath ?? [])].join(':'),
+        'org.apache.zookeeper.server.ZooKeeperServerMain',
+        configFile,
+      ],
       { cwd: dir, logFile },
     );
     await waitUntilReady(`ZooKeeper on port ${port}`, child, logFile, () => ruok(port), START_TIMEOUT_MS);
@@ -128,14 +135,17 @@ const ENSEMBLE_SIZE = 3;
  * TCP proxy, so that member can be cut off from the leader while it keeps serving its clients. The lowest
  * id never leads while a higher one is up (equal zxids: the highest id wins), so isolatable 1 is a follower.
  */
-export async function startZooKeeperEnsemble(opts: { isolatable?: number; tickTime?: number; initLimit?: number; syncLimit?: number } = {}): Promise<ZooKeeperEnsemble> {
+export async function startZooKeeperEnsemble(
+  opts: { isolatable?: number; tickTime?: number; initLimit?: number; syncLimit?: number } = {},
+): Promise<ZooKeeperEnsemble> {
   const isolatable = opts.isolatable ?? 1;
   const tickTime = opts.tickTime ?? 200;
   const initLimit = opts.initLimit ?? 25;
   const syncLimit = opts.syncLimit ?? 10;
   const ids = Array.from({ length: ENSEMBLE_SIZE }, (_, i) => i + 1);
   const ports = new Map<number, { client: number; quorum: number; election: number }>();
-  for (const id of ids) ports.set(id, { client: await freePort(), quorum: await freePort(), election: await freePort() });
+  for (const id of ids)
+    ports.set(id, { client: await freePort(), quorum: await freePort(), election: await freePort() });
   const proxies: TcpProxy[] = [];
   const proxied = new Map<number, { quorum: number; election: number }>();
   for (const id of ids) {
@@ -182,7 +192,14 @@ export async function startZooKeeperEnsemble(opts: { isolatable?: number; tickTi
     starters.push(() => {
       // Small heap and the quick JIT tier: three JVMs start faster on a busy machine.
       const jvm = ['-Xmx256m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1'];
-      children.set(id, spawnLogged('java', [...jvm, '-cp', CLASSPATH, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', configFile], { cwd: dir, logFile }));
+      children.set(
+        id,
+        spawnLogged(
+          'java',
+          [...jvm, '-cp', CLASSPATH, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', configFile],
+          { cwd: dir, logFile },
+        ),
+      );
     });
     return {
       id,
@@ -205,10 +222,20 @@ export async function startZooKeeperEnsemble(opts: { isolatable?: number; tickTi
     await Promise.all(proxies.map((p) => p.close()));
   };
   try {
-    for (const id of ids) if (!(await portIsFree(ports.get(id)!.client))) throw new Error(`port ${ports.get(id)!.client} is already in use`);
+    for (const id of ids)
+      if (!(await portIsFree(ports.get(id)!.client)))
+        throw new Error(`port ${ports.get(id)!.client} is already in use`);
     for (const start of starters) start();
     await Promise.all(
-      members.map((m) => waitUntilReady(`ZooKeeper ensemble member ${m.id}`, children.get(m.id)!, m.logFile, async () => ['leader', 'follower'].includes((await m.mode()) ?? ''), START_TIMEOUT_MS * 2)),
+      members.map((m) =>
+        waitUntilReady(
+          `ZooKeeper ensemble member ${m.id}`,
+          children.get(m.id)!,
+          m.logFile,
+          async () => ['leader', 'follower'].includes((await m.mode()) ?? ''),
+          START_TIMEOUT_MS * 2,
+        ),
+      ),
     );
   } catch (err) {
     await stop();

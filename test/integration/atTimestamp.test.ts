@@ -39,7 +39,9 @@ test('only records at or after the timestamp are emitted, none lost, across shar
   expect(new Set(before.map((r) => r.shardId))).toEqual(new Set([closedBefore, closedAfter, ...earlyChildren]));
 
   const app = uniqueName('app');
-  const driver = await suite.spout(stream, app, { initialPosition: { atTimestamp: new Date(timestampMs).toISOString() } });
+  const driver = await suite.spout(stream, app, {
+    initialPosition: { atTimestamp: new Date(timestampMs).toISOString() },
+  });
   await driver.pump(() => new Set(idsOf(driver.emits)).size >= after.length, { timeoutMs: 60_000 });
   // Written after the first start: read from the children's start.
   const late = await putRecords(client, stream, records(40, 'late'));

@@ -10,7 +10,11 @@ const MAX_RETRIES = 2;
 test('a record failed every time is emitted once on the dead-letter stream with its fields, attempts and last failure time; the checkpoint passes it; nothing else is lost', async () => {
   const stream = uniqueName('stream');
   await createStream(suite.services.client, stream, 2);
-  const put = await putRecords(suite.services.client, stream, Array.from({ length: 80 }, (_, i) => ({ partitionKey: `key-${i % 8}`, data: `record ${i}` })));
+  const put = await putRecords(
+    suite.services.client,
+    stream,
+    Array.from({ length: 80 }, (_, i) => ({ partitionKey: `key-${i % 8}`, data: `record ${i}` })),
+  );
   // The poison has records after it on its shard: the checkpoint must move past it to reach them.
   const poison = put[10];
   const poisonId = idOf(poison);
@@ -21,7 +25,15 @@ test('a record failed every time is emitted once on the dead-letter stream with 
   const driver = await suite.spout(
     stream,
     app,
-    { retry: { maxRetries: MAX_RETRIES, onExhausted: 'deadLetter', deadLetterStream: 'poison', initialBackoffMs: 10, maxBackoffMs: 50 } },
+    {
+      retry: {
+        maxRetries: MAX_RETRIES,
+        onExhausted: 'deadLetter',
+        deadLetterStream: 'poison',
+        initialBackoffMs: 10,
+        maxBackoffMs: 50,
+      },
+    },
     { streams: { poison: [...DEFAULT_FIELDS, 'attempts', 'lastFailureTime'] } },
   );
   const acked = new Set<string>();
@@ -49,7 +61,12 @@ test('a record failed every time is emitted once on the dead-letter stream with 
 
   // The checkpoint of the poison's shard passes it, up to the shard's last record.
   const checkpoint = `${stateBase(stream, app)}/checkpoints/${poison.shardId}`;
-  await waitFor('checkpoint past the dead letter', async () => ((await readJson(suite.services.inspector, checkpoint))?.position as { sequenceNumber?: string } | undefined)?.sequenceNumber === lastOnShard.sequenceNumber);
+  await waitFor(
+    'checkpoint past the dead letter',
+    async () =>
+      ((await readJson(suite.services.inspector, checkpoint))?.position as { sequenceNumber?: string } | undefined)
+        ?.sequenceNumber === lastOnShard.sequenceNumber,
+  );
   // Give the spout time to emit anything more it might: nothing may come, the poison included.
   const more = await driver.pump(() => false, { timeoutMs: 1_000 });
   expect(more).toBe(false);
@@ -59,16 +76,31 @@ test('a record failed every time is emitted once on the dead-letter stream with 
   expect('id' in letter.frame).toBe(false);
   expect(letter.frame.need_task_ids).toBe(false);
   const [partitionKey, data, shardId, sequenceNumber, arrival, attempts, lastFailureTime] = letter.tuple;
-  expect({ partitionKey, data, shardId, sequenceNumber, attempts }).toEqual({ partitionKey: 'key-2', data: 'record 10', shardId: poison.shardId, sequenceNumber: poison.sequenceNumber, attempts: MAX_RETRIES + 1 });
+  expect({ partitionKey, data, shardId, sequenceNumber, attempts }).toEqual({
+    partitionKey: 'key-2',
+    data: 'record 10',
+    shardId: poison.shardId,
+    sequenceNumber: poison.sequenceNumber,
+    attempts: MAX_RETRIES + 1,
+  });
   expect(letter.tuple).toHaveLength(DEFAULT_FIELDS.length + 2);
   expect(typeof arrival).toBe('number');
   expect(lastFailureTime).toBeGreaterThanOrEqual(startedAt);
   expect(lastFailureTime).toBeLessThanOrEqual(Date.now());
   expect(poisonEmits).toBe(MAX_RETRIES + 1);
-  expect([...acked].sort()).toEqual(put.map(idOf).filter((id) => id !== poisonId).sort());
+  expect([...acked].sort()).toEqual(
+    put
+      .map(idOf)
+      .filter((id) => id !== poisonId)
+      .sort(),
+  );
   expect(driver.emits.filter((e) => e.stream !== 'poison' && e.id !== poisonId)).toHaveLength(put.length - 1);
   expect(driver.errors).toEqual([]);
-  expect(driver.logs.some((l) => l.msg.includes(`record ${poisonId} failed 3 time(s), over retry.maxRetries=2: emitted on stream "poison"`))).toBe(true);
+  expect(
+    driver.logs.some((l) =>
+      l.msg.includes(`record ${poisonId} failed 3 time(s), over retry.maxRetries=2: emitted on stream "poison"`),
+    ),
+  ).toBe(true);
 });
 
 test('dead letters on a stream the topology does not declare are a configuration error at start', async () => {
@@ -77,5 +109,7 @@ test('dead letters on a stream the topology does not declare are a configuration
   const driver = await suite.spout(stream, uniqueName('app'), { retry: { onExhausted: 'deadLetter' } });
   await driver.next();
   await waitFor('the configuration error', () => driver.errors.length > 0);
-  expect(driver.errors[0]).toMatch(/kinesis.spout.retry.deadLetterStream = "deadLetter": the topology declares no such stream/);
+  expect(driver.errors[0]).toMatch(
+    /kinesis.spout.retry.deadLetterStream = "deadLetter": the topology declares no such stream/,
+  );
 });

@@ -24,7 +24,10 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function open(connect: string, extra: { heartbeatEveryMs?: number; requestTimeoutMs?: number } = {}): Promise<ZkSession> {
+async function open(
+  connect: string,
+  extra: { heartbeatEveryMs?: number; requestTimeoutMs?: number } = {},
+): Promise<ZkSession> {
   const session = await ZkSession.connect({ connect, sessionTimeoutMs: SESSION_TIMEOUT_MS, ...extra }, 10_000);
   sessions.push(session);
   return session;

@@ -2,9 +2,10 @@
 import { spawnSync } from 'node:child_process';
 import { ENTRY_SCRIPT } from '../helpers/stormDriver';
 
-const run = (...args: string[]) => spawnSync(process.execPath, [ENTRY_SCRIPT, ...args], { encoding: 'utf8', timeout: 20_000, input: '' });
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [ENTRY_SCRIPT, ...args], { encoding: 'utf8', timeout: 20_000, input: '' });
 
-test('--help prints the tools\' usage and exits 0; an unknown flag, the usage on stderr and 2', () => {
+test("--help prints the tools' usage and exits 0; an unknown flag, the usage on stderr and 2", () => {
   const help = run('--help');
   expect(help.status).toBe(0);
   expect(help.stdout).toContain('kinesis-spout reset  --config <file.json>');

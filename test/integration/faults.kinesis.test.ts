@@ -25,28 +25,43 @@ test('the AWS SDK surfaces each injected error by its name and status; GetRecord
   const client = kinesisClient({ endpoint: proxy.endpoint, region: suite.services.kinesis.region });
   try {
     const [first, second] = (await shardIds(stream)).all;
-    const iterator = async (shardId: string) => (await client.send(new GetShardIteratorCommand({ StreamName: stream, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator!;
+    const iterator = async (shardId: string) =>
+      (
+        await client.send(
+          new GetShardIteratorCommand({ StreamName: stream, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+        )
+      ).ShardIterator!;
     const [a, b] = [await iterator(first), await iterator(second)];
     expect(proxy.shardOfIterator(b)).toBe(second);
 
     for (const fault of Object.values(KinesisFault)) {
       const rule = proxy.inject({ operations: ['GetRecords'], when: (r) => r.shardId === second, ...fault });
-      await expect(client.send(new GetRecordsCommand({ ShardIterator: b }))).rejects.toMatchObject({ name: fault.type, $metadata: { httpStatusCode: fault.status } });
+      await expect(client.send(new GetRecordsCommand({ ShardIterator: b }))).rejects.toMatchObject({
+        name: fault.type,
+        $metadata: { httpStatusCode: fault.status },
+      });
       // The other shard's reads pass, and a read's next iterator is known to belong to its shard.
       const passed = await client.send(new GetRecordsCommand({ ShardIterator: a }));
       expect(proxy.shardOfIterator(passed.NextShardIterator!)).toBe(first);
       rule.remove();
     }
     const listing = proxy.inject({ operations: ['ListShards'], times: 1, ...KinesisFault.NotFound });
-    await expect(client.send(new ListShardsCommand({ StreamName: stream }))).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(client.send(new ListShardsCommand({ StreamName: stream }))).rejects.toMatchObject({
+      name: 'ResourceNotFoundException',
+    });
     expect(listing.injected).toBe(1);
-    await expect(client.send(new ListShardsCommand({ StreamName: stream }))).resolves.toMatchObject({ Shards: expect.any(Array) });
+    await expect(client.send(new ListShardsCommand({ StreamName: stream }))).resolves.toMatchObject({
+      Shards: expect.any(Array),
+    });
 
     // The SDK retries a 500 itself (maxAttempts 2 here): one fault is absorbed, two are not.
     proxy.inject({ operations: ['GetShardIterator'], times: 1, ...KinesisFault.InternalFailure });
     await expect(iterator(first)).resolves.toEqual(expect.any(String));
     proxy.inject({ operations: ['GetShardIterator'], times: 2, ...KinesisFault.InternalFailure });
-    await expect(iterator(first)).rejects.toMatchObject({ name: 'InternalFailure', $metadata: { httpStatusCode: 500 } });
+    await expect(iterator(first)).rejects.toMatchObject({
+      name: 'InternalFailure',
+      $metadata: { httpStatusCode: 500 },
+    });
   } finally {
     client.destroy();
   }
@@ -63,10 +78,24 @@ test('throttling, expired iterators and 500s while records flow and a shard spli
   // Scattered faults the SDK mostly absorbs, and bursts longer than its three attempts on one shard.
   proxy.inject({ operations: ['GetRecords'], probability: 0.1, ...KinesisFault.Throttled });
   proxy.inject({ operations: ['GetRecords'], probability: 0.08, ...KinesisFault.ExpiredIterator });
-  proxy.inject({ operations: ['GetRecords', 'GetShardIterator', 'ListShards'], probability: 0.08, ...KinesisFault.InternalFailure });
+  proxy.inject({
+    operations: ['GetRecords', 'GetShardIterator', 'ListShards'],
+    probability: 0.08,
+    ...KinesisFault.InternalFailure,
+  });
   const bursts = () => {
-    proxy!.inject({ operations: ['GetRecords'], when: (r) => r.shardId === open[0], times: 3, ...KinesisFault.Throttled });
-    proxy!.inject({ operations: ['GetRecords', 'GetShardIterator'], when: (r) => r.shardId === open[1], times: 3, ...KinesisFault.InternalFailure });
+    proxy!.inject({
+      operations: ['GetRecords'],
+      when: (r) => r.shardId === open[0],
+      times: 3,
+      ...KinesisFault.Throttled,
+    });
+    proxy!.inject({
+      operations: ['GetRecords', 'GetShardIterator'],
+      when: (r) => r.shardId === open[1],
+      times: 3,
+      ...KinesisFault.InternalFailure,
+    });
   };
   bursts();
   flow.startProducer(40, 100);
@@ -79,7 +108,11 @@ test('throttling, expired iterators and 500s while records flow and a shard spli
   await expectFlowInvariants(flow, { maxDuplicates: 200, withinMs: 25_000 });
 
   const types = new Set(proxy.injected.map((f) => f.type));
-  expect([...types].sort()).toEqual(['ExpiredIteratorException', 'InternalFailure', 'ProvisionedThroughputExceededException']);
+  expect([...types].sort()).toEqual([
+    'ExpiredIteratorException',
+    'InternalFailure',
+    'ProvisionedThroughputExceededException',
+  ]);
   expect(children.every((c) => flow!.emitSpans.has(c))).toBe(true);
   // The faults reached the spout itself, not only the SDK's own retries.
   const logs = flow.logs();
@@ -100,8 +133,18 @@ test('a transient ResourceNotFoundException on a listed shard does not finish it
   flow.startProducer(40, 100);
   await waitFor('records read from the shard', () => flow!.emitSpans.has(victim), 15_000);
   // The listing still shows the shard all along: only its reads say it is not there, for a moment.
-  const reads = proxy.inject({ operations: ['GetRecords'], when: (r) => r.shardId === victim, times: 2, ...KinesisFault.NotFound });
-  const seeks = proxy.inject({ operations: ['GetShardIterator'], when: (r) => r.shardId === victim, times: 1, ...KinesisFault.NotFound });
+  const reads = proxy.inject({
+    operations: ['GetRecords'],
+    when: (r) => r.shardId === victim,
+    times: 2,
+    ...KinesisFault.NotFound,
+  });
+  const seeks = proxy.inject({
+    operations: ['GetShardIterator'],
+    when: (r) => r.shardId === victim,
+    times: 1,
+    ...KinesisFault.NotFound,
+  });
   // Today's reader gives the shard up at the first one; a reader that retries meets the rest.
   await waitFor('a not-found answer', () => reads.injected + seeks.injected >= 1, 10_000);
   await sleep(2_000);
@@ -118,12 +161,27 @@ test('access denied and KMS errors reach the Storm UI at once, naming the fix; r
   const stream = await newStream(1);
   const proxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 6 }));
   const flow = suite.flow(stream, { endpoint: proxy.endpoint });
-  const denied = proxy.inject({ operations: ['GetRecords'], status: 400, type: 'AccessDeniedException', message: 'not authorized to perform kinesis:GetRecords' });
+  const denied = proxy.inject({
+    operations: ['GetRecords'],
+    status: 400,
+    type: 'AccessDeniedException',
+    message: 'not authorized to perform kinesis:GetRecords',
+  });
   const spout = await flow.addSpout();
   flow.startProducer(20, 100);
-  await waitFor('the IAM error in Storm', () => spout.errors.some((e) => e.includes('AccessDeniedException') && e.includes('kinesis:GetRecords')), 10_000);
+  await waitFor(
+    'the IAM error in Storm',
+    () => spout.errors.some((e) => e.includes('AccessDeniedException') && e.includes('kinesis:GetRecords')),
+    10_000,
+  );
   denied.remove();
-  const kms = proxy.inject({ operations: ['GetRecords'], times: 1, status: 400, type: 'KMSAccessDeniedException', message: 'no access to the key' });
+  const kms = proxy.inject({
+    operations: ['GetRecords'],
+    times: 1,
+    status: 400,
+    type: 'KMSAccessDeniedException',
+    message: 'no access to the key',
+  });
   await waitFor('the KMS error in Storm', () => spout.errors.some((e) => e.includes('kms:Decrypt')), 15_000);
   expect(kms.injected).toBe(1);
   await expectFlowInvariants(flow, { withinMs: 30_000 });
@@ -139,16 +197,32 @@ test('a listing that misses a shard another process reads does not forget its ch
   // What a shard that expired long ago leaves behind: recorded, leased by nobody, listed nowhere.
   const expired = `${base}/checkpoints/shardId-000000000099`;
   await suite.services.inspector.mkdirp(`${base}/checkpoints`);
-  await suite.services.inspector.create(expired, Buffer.from(JSON.stringify({ v: 1, position: { kind: 'SHARD_END' }, owner: 'gone', updatedAt: new Date().toISOString() })), 'persistent');
+  await suite.services.inspector.create(
+    expired,
+    Buffer.from(
+      JSON.stringify({ v: 1, position: { kind: 'SHARD_END' }, owner: 'gone', updatedAt: new Date().toISOString() }),
+    ),
+    'persistent',
+  );
   const proxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 7 }));
-  proxy.inject({ operations: ['ListShards'], rewrite: (answer) => ({ ...answer, Shards: ((answer.Shards ?? []) as { ShardId?: string }[]).filter((s) => s.ShardId !== hidden) }) });
+  proxy.inject({
+    operations: ['ListShards'],
+    rewrite: (answer) => ({
+      ...answer,
+      Shards: ((answer.Shards ?? []) as { ShardId?: string }[]).filter((s) => s.ShardId !== hidden),
+    }),
+  });
   // The first member (it cleans up) lists through the proxy; the second sees the whole stream and reads the hidden shard.
   const flow = suite.flow(stream, { endpoint: proxy.endpoint }, app);
   const cleaner = await flow.addSpout(1, [1, 2]);
   flow.overrides.endpoint = suite.services.kinesis.endpoint;
   await flow.addSpout(2, [1, 2]);
   flow.startProducer(20, 100);
-  await waitFor('the expired shard forgotten', () => cleaner.logs.some((l) => l.msg.startsWith('forgot') && l.msg.includes('shardId-000000000099')), 15_000);
+  await waitFor(
+    'the expired shard forgotten',
+    () => cleaner.logs.some((l) => l.msg.startsWith('forgot') && l.msg.includes('shardId-000000000099')),
+    15_000,
+  );
   await sleep(1_000);
   await expectFlowInvariants(flow, { withinMs: 20_000 });
   expect(flow.readersOf(hidden)).not.toContain(cleaner.pid);

@@ -25,11 +25,15 @@ async function openShardIds(stream: string): Promise<string[]> {
   return openShards(await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
 }
 
-const zookeeperAt = (connectString: string, sessionTimeoutMs: number) => ({ zookeeper: { connect: connectString, sessionTimeoutMs, root: '/it' } });
+const zookeeperAt = (connectString: string, sessionTimeoutMs: number) => ({
+  zookeeper: { connect: connectString, sessionTimeoutMs, root: '/it' },
+});
 
 /** Session ids a process joined with, in order, from its "joined as" log lines. */
 function joinedSessions(driver: StormDriver): string[] {
-  return driver.logs.map((l) => /^joined as .*ZooKeeper session (\w+)/.exec(l.msg)?.[1]).filter((s): s is string => s !== undefined);
+  return driver.logs
+    .map((l) => /^joined as .*ZooKeeper session (\w+)/.exec(l.msg)?.[1])
+    .filter((s): s is string => s !== undefined);
 }
 
 describe('the TCP proxy', () => {
@@ -136,7 +140,11 @@ test(`ZooKeeper connections reset at random while records flow and a shard split
   const base = stateBase(stream, app);
   const flow = suite.flow(stream, zookeeperAt(`127.0.0.1:${proxy.port}`, 4_000), app);
   const spouts = [await flow.addSpout(), await flow.addSpout()];
-  await waitFor('both processes to join', async () => (await memberSessions(suite.services.inspector, base)).length === 2, 15_000);
+  await waitFor(
+    'both processes to join',
+    async () => (await memberSessions(suite.services.inspector, base)).length === 2,
+    15_000,
+  );
   const sessions = await memberSessions(suite.services.inspector, base);
   flow.startProducer(40, 100);
   // Gaps well under the session timeout: each reset costs a reconnect, never the session.
@@ -163,7 +171,11 @@ test(`ZooKeeper connections reset at random while records flow and a shard split
  * A partition longer than the session timeout (2 s) while a process starts: cut by `partition` once the
  * process is up, then healed. The process must join and read everything put before and after.
  */
-async function joinsAfterPartitionAtStart(proxy: TcpProxy, partition: (zk: TcpProxy) => Promise<unknown> | undefined, overrides: Record<string, unknown> = {}): Promise<void> {
+async function joinsAfterPartitionAtStart(
+  proxy: TcpProxy,
+  partition: (zk: TcpProxy) => Promise<unknown> | undefined,
+  overrides: Record<string, unknown> = {},
+): Promise<void> {
   const stream = await newStream(2);
   const flow = suite.flow(stream, { ...zookeeperAt(`127.0.0.1:${proxy.port}`, 2_000), ...overrides });
   await flow.putBatch(200);
@@ -189,10 +201,12 @@ test('ZooKeeper unreachable past the session timeout before the process ever con
   await joinsAfterPartitionAtStart(proxy, () => waitFor('a connection to the proxy', () => proxy!.accepted > 0, 5_000));
 });
 
-test('ZooKeeper cut off past the session timeout right after the session is established, with the join\'s first request in flight: it joins again', async () => {
+test("ZooKeeper cut off past the session timeout right after the session is established, with the join's first request in flight: it joins again", async () => {
   const proxy = suite.closeAfter(await startTcpProxy(suite.services.zk.port));
   proxy.blackholeAfterNextReply();
-  await joinsAfterPartitionAtStart(proxy, () => waitFor('the session to be established', () => proxy!.mode === ProxyMode.Blackholed, 5_000));
+  await joinsAfterPartitionAtStart(proxy, () =>
+    waitFor('the session to be established', () => proxy!.mode === ProxyMode.Blackholed, 5_000),
+  );
 });
 
 test('ZooKeeper cut off past the session timeout between the requests of the join: it joins again, and reads everything', async () => {
@@ -200,19 +214,29 @@ test('ZooKeeper cut off past the session timeout between the requests of the joi
   // reset and blackholed, so the next request waits in the client for a session that has expired (defect 3).
   const kinesisProxy = suite.closeAfter(await startHttpFaultProxy(suite.services.kinesis.endpoint));
   const describe = kinesisProxy.inject({ operations: ['DescribeStreamSummary'], times: 1, delayMs: 1_000 });
-  await joinsAfterPartitionAtStart(suite.closeAfter(await startTcpProxy(suite.services.zk.port)), async (zk) => {
-    await waitFor('the join to ask Kinesis', () => describe.injected > 0, 5_000);
-    zk.blackhole();
-    expect(zk.resetAll()).toBeGreaterThan(0);
-  }, { endpoint: kinesisProxy.endpoint });
+  await joinsAfterPartitionAtStart(
+    suite.closeAfter(await startTcpProxy(suite.services.zk.port)),
+    async (zk) => {
+      await waitFor('the join to ask Kinesis', () => describe.injected > 0, 5_000);
+      zk.blackhole();
+      expect(zk.resetAll()).toBeGreaterThan(0);
+    },
+    { endpoint: kinesisProxy.endpoint },
+  );
 });
 
 test('ZooKeeper that nobody answers at the configured address: the Storm UI is told within seconds, naming the address, and Storm is still answered', async () => {
   const nobody = await freePort();
   const flow = suite.flow(await newStream(1), zookeeperAt(`127.0.0.1:${nobody}`, 2_000));
   const spout = await flow.addSpout();
-  await waitFor('the error in Storm', () => spout.errors.some((e) => e.includes('cannot join ZooKeeper') && e.includes(`127.0.0.1:${nobody}`)), 20_000);
-  expect(spout.errors[0]).toMatch(/nothing listens at 127.0.0.1:\d+ \(connection refused\).*Check kinesis.spout.zookeeper.connect/);
+  await waitFor(
+    'the error in Storm',
+    () => spout.errors.some((e) => e.includes('cannot join ZooKeeper') && e.includes(`127.0.0.1:${nobody}`)),
+    20_000,
+  );
+  expect(spout.errors[0]).toMatch(
+    /nothing listens at 127.0.0.1:\d+ \(connection refused\).*Check kinesis.spout.zookeeper.connect/,
+  );
   await spout.next();
   expect(spout.emitCount).toBe(0);
 });
@@ -233,7 +257,11 @@ test('a process cut off from ZooKeeper past its session timeout stops emitting, 
 
   proxy.blackhole();
   const cutAt = performance.now();
-  await waitFor('the survivor to take every shard', () => survivor.logs.filter((l) => /^lease on \S+ taken/.test(l.msg)).length >= 4, 20_000);
+  await waitFor(
+    'the survivor to take every shard',
+    () => survivor.logs.filter((l) => /^lease on \S+ taken/.test(l.msg)).length >= 4,
+    20_000,
+  );
   await sleep(Math.max(0, cutAt + 2.5 * sessionTimeoutMs - performance.now()));
   proxy.restore();
   const restoredAt = performance.now();
@@ -282,10 +310,16 @@ describe('data in ZooKeeper the spout never wrote', () => {
     flow.startProducer(40, 100);
     await sleep(3_000);
     await flow.stopProducer();
-    await waitFor(`every record of ${good.join(', ')}`, () => missingOn(flow!, good).length === 0, 15_000).catch((err: Error) => {
-      throw new Error(`${err.message}: ${missingOn(flow!, good).length} missing\n${flow!.logs()}`);
-    });
-    for (const path of [`${base}/checkpoints/${badCheckpoint}`, `${base}/leases/${badLease}`, `${base}/leases/${UNLISTED}`]) {
+    await waitFor(`every record of ${good.join(', ')}`, () => missingOn(flow!, good).length === 0, 15_000).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}: ${missingOn(flow!, good).length} missing\n${flow!.logs()}`);
+      },
+    );
+    for (const path of [
+      `${base}/checkpoints/${badCheckpoint}`,
+      `${base}/leases/${badLease}`,
+      `${base}/leases/${UNLISTED}`,
+    ]) {
       expect(spout.errors.join('\n')).toContain(path);
     }
     expect(await writesWhileIdle(3_000)).toBeLessThan(20);
@@ -313,10 +347,14 @@ describe('data in ZooKeeper the spout never wrote', () => {
     expect(children).toContain(doomed);
     await sleep(2_500);
     await flow.stopProducer();
-    const readable = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!).filter((s) => s !== doomed);
-    await waitFor('every record outside the bad shard', () => missingOn(flow!, readable).length === 0, 15_000).catch((err: Error) => {
-      throw new Error(`${err.message}: ${missingOn(flow!, readable).length} missing\n${flow!.logs()}`);
-    });
+    const readable = (await listAllShards(suite.services.client, stream))
+      .map((s) => s.ShardId!)
+      .filter((s) => s !== doomed);
+    await waitFor('every record outside the bad shard', () => missingOn(flow!, readable).length === 0, 15_000).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}: ${missingOn(flow!, readable).length} missing\n${flow!.logs()}`);
+      },
+    );
     expect(await writesWhileIdle(3_000)).toBeLessThan(20);
     expect(spout.errors.join('\n')).toContain(`${base}/checkpoints/${doomed}`);
     expect(spout.errors.length).toBeLessThan(30);

@@ -22,13 +22,27 @@ interface Put {
 }
 
 /** Puts records one call each, so each gets its own sequence number in order. */
-async function put(stream: string, records: { partitionKey: string; data: Buffer; explicitHashKey?: string; users: Put['users'] }[]): Promise<Put[]> {
+async function put(
+  stream: string,
+  records: { partitionKey: string; data: Buffer; explicitHashKey?: string; users: Put['users'] }[],
+): Promise<Put[]> {
   const out: Put[] = [];
   for (const r of records) {
-    const response = await suite.services.client.send(new PutRecordsCommand({ StreamName: stream, Records: [{ PartitionKey: r.partitionKey, ExplicitHashKey: r.explicitHashKey, Data: r.data }] }));
+    const response = await suite.services.client.send(
+      new PutRecordsCommand({
+        StreamName: stream,
+        Records: [{ PartitionKey: r.partitionKey, ExplicitHashKey: r.explicitHashKey, Data: r.data }],
+      }),
+    );
     const entry = response.Records?.[0];
     if (!entry?.SequenceNumber || !entry.ShardId) throw new Error(`put failed: ${JSON.stringify(entry)}`);
-    out.push({ shardId: entry.ShardId, sequenceNumber: entry.SequenceNumber, users: r.users, partitionKey: r.partitionKey, data: r.data });
+    out.push({
+      shardId: entry.ShardId,
+      sequenceNumber: entry.SequenceNumber,
+      users: r.users,
+      partitionKey: r.partitionKey,
+      data: r.data,
+    });
   }
   return out;
 }
@@ -40,11 +54,18 @@ function aggregate(tag: string, count: number, keyOf: (i: number) => string = (i
 }
 
 /** Every message id the spout must emit for these records, with the tuple each must carry. */
-function expected(puts: Put[]): Map<string, { partitionKey: string; data: string; shardId: string; sequenceNumber: string }> {
+function expected(
+  puts: Put[],
+): Map<string, { partitionKey: string; data: string; shardId: string; sequenceNumber: string }> {
   const ids = new Map<string, { partitionKey: string; data: string; shardId: string; sequenceNumber: string }>();
   for (const p of puts) {
     const base = { shardId: p.shardId, sequenceNumber: p.sequenceNumber };
-    if (p.users.length === 0) ids.set(`${p.shardId}:${p.sequenceNumber}`, { ...base, partitionKey: p.partitionKey, data: p.data.toString('utf8') });
+    if (p.users.length === 0)
+      ids.set(`${p.shardId}:${p.sequenceNumber}`, {
+        ...base,
+        partitionKey: p.partitionKey,
+        data: p.data.toString('utf8'),
+      });
     else p.users.forEach((u, sub) => ids.set(`${p.shardId}:${p.sequenceNumber}:${sub}`, { ...base, ...u }));
   }
   return ids;
@@ -59,7 +80,11 @@ test('aggregated records across a split: every user record is one tuple with its
   const stream = uniqueName('kpl');
   await createStream(suite.services.client, stream, 1);
   const [parent] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
-  const before = await put(stream, [aggregate('a', 25), { partitionKey: 'plain', data: Buffer.from('plain text'), users: [] }, aggregate('b', 40)]);
+  const before = await put(stream, [
+    aggregate('a', 25),
+    { partitionKey: 'plain', data: Buffer.from('plain text'), users: [] },
+    aggregate('b', 40),
+  ]);
   // A corrupt aggregate: the KPL magic, a wrong MD5. Emitted as it is.
   const bad = Buffer.from(aggregate('c', 3).data);
   bad[bad.length - 1] ^= 0xff;
@@ -80,7 +105,11 @@ test('aggregated records across a split: every user record is one tuple with its
   expect(ids.filter((id) => !want.has(id))).toEqual([]);
   for (const emit of driver.emits) expect(tupleOf(emit)).toEqual(want.get(emit.id));
   // Children are read after the parent, in the stream's order of each.
-  expect(ids.slice(0, [...want.keys()].filter((id) => id.startsWith(`${parent}:`)).length).every((id) => id.startsWith(`${parent}:`))).toBe(true);
+  expect(
+    ids
+      .slice(0, [...want.keys()].filter((id) => id.startsWith(`${parent}:`)).length)
+      .every((id) => id.startsWith(`${parent}:`)),
+  ).toBe(true);
   const logs = driver.logText();
   expect(logs).toMatch(/starts with the KPL magic but is no valid aggregate \(MD5/);
   expect(logs).toMatch(/user record\(s\) of KPL aggregate .* hash outside shardId-\d+'s range .*; delivered anyway/);
@@ -95,7 +124,11 @@ test('a checkpoint inside an aggregate survives a kill: acked user records are n
   const [x, y, z] = puts;
   const id = (p: Put, sub: number) => `${p.shardId}:${p.sequenceNumber}:${sub}`;
   // Acked: all of x, y's first five, and y:7 past a gap. Everything else is emitted and left unacked.
-  const acked = new Set([...Array.from({ length: 10 }, (_, i) => id(x, i)), ...[0, 1, 2, 3, 4].map((i) => id(y, i)), id(y, 7)]);
+  const acked = new Set([
+    ...Array.from({ length: 10 }, (_, i) => id(x, i)),
+    ...[0, 1, 2, 3, 4].map((i) => id(y, i)),
+    id(y, 7),
+  ]);
 
   const first = await suite.spout(stream, app);
   await first.pump(() => first.emits.length >= 30, { onEmit: (e) => (acked.has(e.id) ? first.ack(e.id) : undefined) });
@@ -110,7 +143,10 @@ test('a checkpoint inside an aggregate survives a kill: acked user records are n
 
   // The killed process's lease lasts until its session expires; the new one then reads AT y and skips y:0..4.
   const second = await suite.spout(stream, app);
-  const unacked = [...Array.from({ length: 10 }, (_, i) => id(y, i)), ...Array.from({ length: 10 }, (_, i) => id(z, i))].filter((i) => !acked.has(i));
+  const unacked = [
+    ...Array.from({ length: 10 }, (_, i) => id(y, i)),
+    ...Array.from({ length: 10 }, (_, i) => id(z, i)),
+  ].filter((i) => !acked.has(i));
   await second.pump(() => unacked.every((u) => idsOf(second.emits).includes(u)), { timeoutMs: 40_000 });
   await second.pump(() => false, { timeoutMs: 1_000 });
   const again = idsOf(second.emits);
@@ -120,6 +156,10 @@ test('a checkpoint inside an aggregate survives a kill: acked user records are n
   expect(second.logText()).toMatch(/reading after user record 4 of \d+/);
   await waitFor('the checkpoint after z', async () => {
     const value = await readJson(suite.services.inspector, checkpoint);
-    return value?.v === 1 && (value.position as { sequenceNumber?: string }).sequenceNumber === z.sequenceNumber && !('subSequence' in (value.position as object));
+    return (
+      value?.v === 1 &&
+      (value.position as { sequenceNumber?: string }).sequenceNumber === z.sequenceNumber &&
+      !('subSequence' in (value.position as object))
+    );
   });
 });

@@ -14,7 +14,11 @@ const suite = spoutSuite(startKinesalite);
 const PAYLOAD = 'x'.repeat(2_048);
 
 /** Partition keys whose MD5 hash (Kinesis's routing) falls in the range: their records go to that shard. */
-function keysInRange(range: { StartingHashKey?: string; EndingHashKey?: string }, count: number, prefix: string): string[] {
+function keysInRange(
+  range: { StartingHashKey?: string; EndingHashKey?: string },
+  count: number,
+  prefix: string,
+): string[] {
   const low = BigInt(range.StartingHashKey!);
   const high = BigInt(range.EndingHashKey!);
   const keys: string[] = [];
@@ -31,9 +35,17 @@ function recordsOn(keys: string[], n: number, tag: string): { partitionKey: stri
 }
 
 /** Puts in parallel batches (the order of records on a shard does not matter here). */
-async function putMany(stream: string, records: { partitionKey: string; data: string }[], lanes = 8): Promise<PutResult[]> {
+async function putMany(
+  stream: string,
+  records: { partitionKey: string; data: string }[],
+  lanes = 8,
+): Promise<PutResult[]> {
   const size = Math.ceil(records.length / lanes);
-  const parts = await Promise.all(Array.from({ length: lanes }, (_, i) => putRecords(suite.services.client, stream, records.slice(i * size, (i + 1) * size))));
+  const parts = await Promise.all(
+    Array.from({ length: lanes }, (_, i) =>
+      putRecords(suite.services.client, stream, records.slice(i * size, (i + 1) * size)),
+    ),
+  );
   return parts.flat();
 }
 
@@ -44,7 +56,16 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 function statsLines(driver: StormDriver, since: number): Record<string, number>[] {
   return driver.logs
     .filter((l) => l.msg.startsWith('stats: '))
-    .map((l) => ({ at: l.at - since, ...Object.fromEntries(l.msg.slice(7).split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)])) }));
+    .map((l) => ({
+      at: l.at - since,
+      ...Object.fromEntries(
+        l.msg
+          .slice(7)
+          .split(' ')
+          .map((kv) => kv.split('='))
+          .map(([k, v]) => [k, Number(v)]),
+      ),
+    }));
 }
 
 /** Runs the checks; a failure also shows what the process said. */
@@ -61,7 +82,11 @@ async function twoShardStream(): Promise<{ stream: string; keys: string[][]; sha
   const stream = uniqueName('stream');
   await createStream(suite.services.client, stream, 2);
   const shards = await listAllShards(suite.services.client, stream);
-  return { stream, shardIds: shards.map((s) => s.ShardId!), keys: shards.map((s, i) => keysInRange(s.HashKeyRange!, 16, `k${i}`)) };
+  return {
+    stream,
+    shardIds: shards.map((s) => s.ShardId!),
+    keys: shards.map((s, i) => keysInRange(s.HashKeyRange!, 16, `k${i}`)),
+  };
 }
 
 test('a record failed forever with 50,000 behind it: records held stay under the cap, resident memory flat, other shards flow', async () => {
@@ -76,7 +101,16 @@ test('a record failed forever with 50,000 behind it: records held stay under the
   expect(new Set([poison, ...behind].map((r) => r.shardId))).toEqual(new Set([poisoned]));
   const early = await putRecords(client, stream, recordsOn(keys[1], 500, 'early'));
 
-  const driver = await suite.spout(stream, uniqueName('app'), { maxRecordsInMemory: CAP, statsIntervalMs: 200, retry: { maxRetries: -1, initialBackoffMs: 20, maxBackoffMs: 200 } }, { keepHistory: false });
+  const driver = await suite.spout(
+    stream,
+    uniqueName('app'),
+    {
+      maxRecordsInMemory: CAP,
+      statsIntervalMs: 200,
+      retry: { maxRetries: -1, initialBackoffMs: 20, maxBackoffMs: 200 },
+    },
+    { keepHistory: false },
+  );
   const started = Date.now();
   const readBehind = new Set<string>();
   const acked = new Set<string>();

@@ -21,7 +21,10 @@ interface Params {
 }
 
 function records(n: number, prefix = 'r'): { partitionKey: string; data: string }[] {
-  return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % 16}`, data: JSON.stringify({ n: i, prefix }) }));
+  return Array.from({ length: n }, (_, i) => ({
+    partitionKey: `key-${i % 16}`,
+    data: JSON.stringify({ n: i, prefix }),
+  }));
 }
 
 async function newStream(shards: number): Promise<string> {
@@ -39,7 +42,8 @@ function framesOf(driver: StormDriver, name: string): Params[] {
 /** What a registered IShellMetric sums: every counter over every frame so far. */
 function summed(driver: StormDriver, name: string): Record<string, number> {
   const sums: Record<string, number> = {};
-  for (const { counters } of framesOf(driver, name)) for (const [key, value] of Object.entries(counters)) sums[key] = (sums[key] ?? 0) + value;
+  for (const { counters } of framesOf(driver, name))
+    for (const [key, value] of Object.entries(counters)) sums[key] = (sums[key] ?? 0) + value;
   return sums;
 }
 
@@ -58,7 +62,12 @@ test('with the registration: frames to the registered names only, whose counters
   const put = await putRecords(suite.services.client, stream, records(60));
   const poison = idOf(put[1]);
   const failOnce = new Set(put.filter((_, i) => i % 3 === 0).map(idOf));
-  const driver = await spout(stream, uniqueName('app'), { retry: { maxRetries: 1, initialBackoffMs: 10, maxBackoffMs: 50 }, statsIntervalMs: 300 }, withMetrics);
+  const driver = await spout(
+    stream,
+    uniqueName('app'),
+    { retry: { maxRetries: 1, initialBackoffMs: 10, maxBackoffMs: 50 }, statsIntervalMs: 300 },
+    withMetrics,
+  );
   const failed = new Set<string>();
   const acked = new Set<string>();
   await driver.pump(() => acked.size === put.length - 1 && driver.errors.length === 1, {
@@ -76,7 +85,13 @@ test('with the registration: frames to the registered names only, whose counters
   expect(driver.errors[0]).toMatch(/over retry.maxRetries=1: skipped/);
 
   const expected = { emitted: 60, acked: 59, failed: failOnce.size + 2, retried: failOnce.size + 1, skipped: 1 };
-  await pumpUntil(driver, 'metrics frames with every count', () => summed(driver, REGISTRATION.process).acked === expected.acked && lastGauges(driver, REGISTRATION.process).shardsHeld === 2);
+  await pumpUntil(
+    driver,
+    'metrics frames with every count',
+    () =>
+      summed(driver, REGISTRATION.process).acked === expected.acked &&
+      lastGauges(driver, REGISTRATION.process).shardsHeld === 2,
+  );
   // One more send: counts already sent are not sent again.
   const sends = driver.metrics.length;
   await pumpUntil(driver, 'one more send', () => driver.metrics.length >= sends + 2);
@@ -91,11 +106,21 @@ test('with the registration: frames to the registered names only, whose counters
   const perShard = summed(driver, REGISTRATION.shards);
   for (const shardId of shardIds) {
     const ofShard = put.map((r, i) => ({ r, i })).filter(({ r }) => r.shardId === shardId);
-    const bytes = ofShard.reduce((sum, { i }) => sum + Buffer.byteLength(records(60)[i].data) + records(60)[i].partitionKey.length, 0);
-    expect({ shardId, emitted: perShard[`${shardId}.emitted`], emittedBytes: perShard[`${shardId}.emittedBytes`] }).toEqual({ shardId, emitted: ofShard.length, emittedBytes: bytes });
+    const bytes = ofShard.reduce(
+      (sum, { i }) => sum + Buffer.byteLength(records(60)[i].data) + records(60)[i].partitionKey.length,
+      0,
+    );
+    expect({
+      shardId,
+      emitted: perShard[`${shardId}.emitted`],
+      emittedBytes: perShard[`${shardId}.emittedBytes`],
+    }).toEqual({ shardId, emitted: ofShard.length, emittedBytes: bytes });
   }
   for (const name of ['emitted', 'acked', 'failed', 'retried', 'skipped'] as const) {
-    expect({ name, sum: shardIds.reduce((sum, id) => sum + perShard[`${id}.${name}`], 0) }).toEqual({ name, sum: expected[name] });
+    expect({ name, sum: shardIds.reduce((sum, id) => sum + perShard[`${id}.${name}`], 0) }).toEqual({
+      name,
+      sum: expected[name],
+    });
   }
 
   const gauges = lastGauges(driver, REGISTRATION.process);
@@ -110,7 +135,12 @@ test('with the registration: frames to the registered names only, whose counters
   }
   // The stats log line goes on, and agrees.
   await waitFor('a stats line with every ack', () => driver.lastStats()?.acked === expected.acked);
-  expect(driver.lastStats()).toMatchObject({ emitted: expected.emitted, reemitted: expected.retried, failed: expected.failed, skipped: expected.skipped });
+  expect(driver.lastStats()).toMatchObject({
+    emitted: expected.emitted,
+    reemitted: expected.retried,
+    failed: expected.failed,
+    skipped: expected.skipped,
+  });
   // Frames go out with replies to Storm's commands, at the interval (2 s bucket: every second), not with each one.
   expect(driver.metrics.length).toBeLessThan(driver.commandCount / 4);
 });
@@ -126,7 +156,11 @@ test('a split: the parent counts as a reshard event and a lease given, then disa
   await driver.pump(() => new Set(idsOf(driver.emits)).size >= before.length + after.length, { timeoutMs: 40_000 });
   await pumpUntil(driver, 'the children alone in the gauges', () => {
     const held = lastGauges(driver, REGISTRATION.shards);
-    return children.every((c) => `${c}.inFlight` in held) && !(`${parent}.inFlight` in held) && summed(driver, REGISTRATION.process).acked === 60;
+    return (
+      children.every((c) => `${c}.inFlight` in held) &&
+      !(`${parent}.inFlight` in held) &&
+      summed(driver, REGISTRATION.process).acked === 60
+    );
   });
   const process = summed(driver, REGISTRATION.process);
   expect(process).toMatchObject({ reshardEvents: 1, emitted: 60, acked: 60 });
@@ -140,7 +174,7 @@ test('a split: the parent counts as a reshard event and a lease given, then disa
   expect(children.reduce((sum, c) => sum + perShard[`${c}.emitted`], 0)).toBe(40);
 });
 
-test('throttling that outlasts the SDK\'s retries and expired iterators are counted, from real AWS-shaped answers', async () => {
+test("throttling that outlasts the SDK's retries and expired iterators are counted, from real AWS-shaped answers", async () => {
   const stream = await newStream(1);
   const put = await putRecords(suite.services.client, stream, records(30));
   const proxy = await startHttpFaultProxy(suite.services.kinesis.endpoint, { seed: 3 });
@@ -150,7 +184,9 @@ test('throttling that outlasts the SDK\'s retries and expired iterators are coun
     const driver = await spout(stream, uniqueName('app'), { endpoint: proxy.endpoint }, withMetrics);
     await driver.pump(() => driver.emits.length >= 10);
     const expired = proxy.inject({ operations: ['GetRecords'], times: 2, ...KinesisFault.ExpiredIterator });
-    await driver.pump(() => new Set(idsOf(driver.emits)).size >= put.length && expired.injected === 2, { timeoutMs: 40_000 });
+    await driver.pump(() => new Set(idsOf(driver.emits)).size >= put.length && expired.injected === 2, {
+      timeoutMs: 40_000,
+    });
     await pumpUntil(driver, 'the resets counted', () => summed(driver, REGISTRATION.process).iteratorResets === 2);
     expect(throttled.injected).toBe(6);
     expect(summed(driver, REGISTRATION.process)).toMatchObject({ throttledCalls: 2, iteratorResets: 2, emitted: 30 });
@@ -167,12 +203,20 @@ test('zookeeperConnected falls to 0 while ZooKeeper cannot be reached, and comes
     const zookeeper = { connect: `127.0.0.1:${proxy.port}`, sessionTimeoutMs: 30_000, root: '/it' };
     const driver = await spout(stream, uniqueName('app'), { zookeeper }, withMetrics);
     const connected = () => lastGauges(driver, REGISTRATION.process).zookeeperConnected;
-    await pumpUntil(driver, 'connected', () => connected() === 1 && lastGauges(driver, REGISTRATION.process).shardsHeld === 1);
+    await pumpUntil(
+      driver,
+      'connected',
+      () => connected() === 1 && lastGauges(driver, REGISTRATION.process).shardsHeld === 1,
+    );
     proxy.resetAll();
     proxy.blackhole();
     await pumpUntil(driver, 'disconnected', () => connected() === 0, 10_000);
     proxy.restore();
-    await pumpUntil(driver, 'connected again', () => connected() === 1 && lastGauges(driver, REGISTRATION.process).shardsHeld === 1);
+    await pumpUntil(
+      driver,
+      'connected again',
+      () => connected() === 1 && lastGauges(driver, REGISTRATION.process).shardsHeld === 1,
+    );
     expect(driver.logText()).not.toMatch(/expired/);
   } finally {
     await proxy.close();
@@ -195,11 +239,18 @@ test('without the registration, no metrics frame at all (a plain ShellSpout regi
 test('a malformed registration is reported once, sends nothing, and the spout reads all the same', async () => {
   const stream = await newStream(1);
   const put = await putRecords(suite.services.client, stream, records(30));
-  const driver = await spout(stream, uniqueName('app'), {}, { conf: { 'kinesis.spout.metrics': { ...REGISTRATION, version: 2 } } });
+  const driver = await spout(
+    stream,
+    uniqueName('app'),
+    {},
+    { conf: { 'kinesis.spout.metrics': { ...REGISTRATION, version: 2 } } },
+  );
   await driver.pump(() => driver.emits.length >= put.length);
   const until = Date.now() + 3_000;
   await driver.pump(() => Date.now() > until, { timeoutMs: 10_000 });
   await waitFor('the error', () => driver.errors.length > 0);
-  expect(driver.errors).toEqual([expect.stringMatching(/^kinesis\.spout\.metrics has version 2: .*no metrics are sent$/)]);
+  expect(driver.errors).toEqual([
+    expect.stringMatching(/^kinesis\.spout\.metrics has version 2: .*no metrics are sent$/),
+  ]);
   expect(driver.metrics).toEqual([]);
 });

@@ -32,7 +32,10 @@ function extractedAs(name: string): string {
 test('the bundle, below a package.json with "type": "module", handshakes and emits', async () => {
   const stream = uniqueName('stream');
   await createStream(suite.services.client, stream, 1);
-  const put = await putRecords(suite.services.client, stream, [{ partitionKey: 'k', data: 'hello' }, { partitionKey: 'k', data: 'world' }]);
+  const put = await putRecords(suite.services.client, stream, [
+    { partitionKey: 'k', data: 'hello' },
+    { partitionKey: 'k', data: 'world' },
+  ]);
   const driver = await suite.spout(stream, uniqueName('app'), {}, { script: extractedAs('kinesis-spout.cjs') });
   expect({ pid: driver.pid, stderr: driver.stderr.join('') }).toEqual({ pid: expect.any(Number), stderr: '' });
   expect(driver.pid).toBeGreaterThan(0);
@@ -42,7 +45,12 @@ test('the bundle, below a package.json with "type": "module", handshakes and emi
 });
 
 test('the same bundle named .js there dies at start: what the .cjs name prevents', async () => {
-  const driver = await suite.spout(uniqueName('stream'), uniqueName('app'), {}, { script: extractedAs('kinesis-spout.js') });
+  const driver = await suite.spout(
+    uniqueName('stream'),
+    uniqueName('app'),
+    {},
+    { script: extractedAs('kinesis-spout.js') },
+  );
   expect(driver.pid).toBe(-1);
   await driver.exited;
   expect(driver.stderr.join('')).toMatch(/require is not defined in ES module scope/);

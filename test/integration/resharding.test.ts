@@ -112,7 +112,9 @@ test('deactivate and activate while records flow and a shard splits', async () =
 });
 
 test('a process paused past its session timeout emits nothing from lost shards when it resumes', async () => {
-  const f = await newFlow(4, { zookeeper: { connect: suite.services.zk.connectString, sessionTimeoutMs: 2_000, root: '/it' } });
+  const f = await newFlow(4, {
+    zookeeper: { connect: suite.services.zk.connectString, sessionTimeoutMs: 2_000, root: '/it' },
+  });
   const [paused] = [await f.addSpout(), await f.addSpout()];
   f.startProducer();
   await sleep(1_500);
@@ -137,10 +139,18 @@ test('a process cut off from ZooKeeper stops emitting before its session can exp
     await sleep(1_500);
     proxy.pause();
     // Its connection stays up but silent: only its own lease deadline stops it while the survivor takes over.
-    await waitFor('the survivor to take every shard', () => f.spouts[1].logs.filter((l) => /^lease on \S+ taken/.test(l.msg)).length >= 4, 20_000);
+    await waitFor(
+      'the survivor to take every shard',
+      () => f.spouts[1].logs.filter((l) => /^lease on \S+ taken/.test(l.msg)).length >= 4,
+      20_000,
+    );
     await sleep(1_500);
     proxy.resume();
-    await waitFor('the cut-off process to learn its session expired', () => cut.logs.some((l) => l.msg.includes('expired')), 20_000);
+    await waitFor(
+      'the cut-off process to learn its session expired',
+      () => cut.logs.some((l) => l.msg.includes('expired')),
+      20_000,
+    );
     await sleep(1_000);
     await expectFlowInvariants(f, { maxDuplicates: 4 * 100 + 200, withinMs: 60_000 });
   } finally {

@@ -12,7 +12,6 @@ const SEED = Number(process.env.SOAK_SEED ?? Math.floor(Math.random() * 2 ** 31)
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 30);
 const MAX_EMIT_PER_NEXT = 100;
 
-
 let services: Services;
 beforeAll(async () => {
   services = await startServices();
@@ -28,7 +27,10 @@ test(`soak: random reshards and faults while records flow (seed ${SEED})`, async
   const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)];
   const stream = uniqueName('soak');
   await createStream(services.client, stream, 2);
-  const flow = new Flow(services, stream, uniqueName('app'), { zookeeper: { connect: services.zk.connectString, sessionTimeoutMs: 2_000, root: '/it' }, maxEmitPerNext: MAX_EMIT_PER_NEXT });
+  const flow = new Flow(services, stream, uniqueName('app'), {
+    zookeeper: { connect: services.zk.connectString, sessionTimeoutMs: 2_000, root: '/it' },
+    maxEmitPerNext: MAX_EMIT_PER_NEXT,
+  });
   const history: string[] = [];
   let faults = 0;
   try {
@@ -46,8 +48,13 @@ test(`soak: random reshards and faults while records flow (seed ${SEED})`, async
       if (action === 'split' && open.length < 6) {
         await splitShard(services.client, stream, pick(open).ShardId!);
       } else if (action === 'merge') {
-        const sorted = [...open].sort((a, b) => (BigInt(a.HashKeyRange!.StartingHashKey!) < BigInt(b.HashKeyRange!.StartingHashKey!) ? -1 : 1));
-        const pairs = sorted.slice(1).map((b, i) => [sorted[i], b]).filter(([a, b]) => BigInt(a.HashKeyRange!.EndingHashKey!) + 1n === BigInt(b.HashKeyRange!.StartingHashKey!));
+        const sorted = [...open].sort((a, b) =>
+          BigInt(a.HashKeyRange!.StartingHashKey!) < BigInt(b.HashKeyRange!.StartingHashKey!) ? -1 : 1,
+        );
+        const pairs = sorted
+          .slice(1)
+          .map((b, i) => [sorted[i], b])
+          .filter(([a, b]) => BigInt(a.HashKeyRange!.EndingHashKey!) + 1n === BigInt(b.HashKeyRange!.StartingHashKey!));
         if (pairs.length > 0) {
           const [a, b] = pick(pairs);
           await mergeShards(services.client, stream, a.ShardId!, b.ShardId!);

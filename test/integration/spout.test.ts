@@ -8,7 +8,10 @@ const suite = spoutSuite();
 const { spout } = suite;
 
 function records(n: number, prefix = 'r', keys = 16): { partitionKey: string; data: string }[] {
-  return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % keys}`, data: JSON.stringify({ n: i, prefix }) }));
+  return Array.from({ length: n }, (_, i) => ({
+    partitionKey: `key-${i % keys}`,
+    data: JSON.stringify({ n: i, prefix }),
+  }));
 }
 
 const idOf = (r: PutResult) => `${r.shardId}:${r.sequenceNumber}`;
@@ -55,7 +58,12 @@ test('acks move the checkpoint; a restarted process resumes after it', async () 
   await driver.pump(() => driver.emits.length >= first.length);
   const [shardId] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
   const checkpoint = `${stateBase(stream, app)}/checkpoints/${shardId}`;
-  await waitFor('checkpoint after the last ack', async () => ((await readJson(suite.services.inspector, checkpoint))?.position as { sequenceNumber?: string })?.sequenceNumber === first[99].sequenceNumber);
+  await waitFor(
+    'checkpoint after the last ack',
+    async () =>
+      ((await readJson(suite.services.inspector, checkpoint))?.position as { sequenceNumber?: string })
+        ?.sequenceNumber === first[99].sequenceNumber,
+  );
   await driver.stop();
 
   const second = await putRecords(suite.services.client, stream, records(50, 's'));
@@ -104,7 +112,9 @@ test('failed tuples are re-emitted with the same id until acked; a finite retry 
   expect([...acked].sort()).toEqual(put.map(idOf).sort());
   expect(driver.emits).toHaveLength(2 * put.length);
 
-  const limited = await spout(stream, uniqueName('app'), { retry: { maxRetries: 1, initialBackoffMs: 10, maxBackoffMs: 50 } });
+  const limited = await spout(stream, uniqueName('app'), {
+    retry: { maxRetries: 1, initialBackoffMs: 10, maxBackoffMs: 50 },
+  });
   await limited.pump(() => limited.errors.length >= put.length, { onEmit: (emit) => limited.fail(emit.id) });
   expect(limited.emits).toHaveLength(2 * put.length);
   expect(limited.errors[0]).toMatch(/failed 2 time\(s\), over retry.maxRetries=1: skipped/);
@@ -114,16 +124,23 @@ test('two and three processes share a stream: every shard read, none by two proc
   const stream = await newStream(6);
   const app = uniqueName('app');
   const put = await putRecords(suite.services.client, stream, records(600, 'r', 64));
-  const group = await Promise.all([1, 2, 3].map((taskId) => spout(stream, app, {}, { taskId, componentTasks: [1, 2, 3] })));
+  const group = await Promise.all(
+    [1, 2, 3].map((taskId) => spout(stream, app, {}, { taskId, componentTasks: [1, 2, 3] })),
+  );
   const emittedAt = new Map<string, { pid: number; at: number }[]>();
   const all = () => group.flatMap((d) => d.emits);
-  await pumpAll(group, () => new Set(idsOf(all())).size >= put.length, 60_000, async (driver, emit) => {
-    const shard = emit.id.split(':')[0];
-    const list = emittedAt.get(shard) ?? [];
-    list.push({ pid: driver.pid, at: performance.now() });
-    emittedAt.set(shard, list);
-    await driver.ack(emit.id);
-  });
+  await pumpAll(
+    group,
+    () => new Set(idsOf(all())).size >= put.length,
+    60_000,
+    async (driver, emit) => {
+      const shard = emit.id.split(':')[0];
+      const list = emittedAt.get(shard) ?? [];
+      list.push({ pid: driver.pid, at: performance.now() });
+      emittedAt.set(shard, list);
+      await driver.ack(emit.id);
+    },
+  );
   expectAllDelivered(put, all());
   // One reader: per shard, the emits of different processes form disjoint time intervals.
   for (const [shard, list] of emittedAt) {
@@ -133,18 +150,23 @@ test('two and three processes share a stream: every shard read, none by two proc
       spans.set(pid, [Math.min(span[0], at), Math.max(span[1], at)]);
     }
     const sorted = [...spans.values()].sort((a, b) => a[0] - b[0]);
-    for (let i = 1; i < sorted.length; i += 1) expect({ shard, overlap: sorted[i][0] < sorted[i - 1][1] }).toEqual({ shard, overlap: false });
+    for (let i = 1; i < sorted.length; i += 1)
+      expect({ shard, overlap: sorted[i][0] < sorted[i - 1][1] }).toEqual({ shard, overlap: false });
   }
   const leases = async () => {
     const base = stateBase(stream, app);
     const names = await suite.services.inspector.getChildren(`${base}/leases`);
-    const owners = await Promise.all(names.map(async (n) => (await readJson(suite.services.inspector, `${base}/leases/${n}`))?.owner as string));
+    const owners = await Promise.all(
+      names.map(async (n) => (await readJson(suite.services.inspector, `${base}/leases/${n}`))?.owner as string),
+    );
     return owners;
   };
   const owners = await waitFor('balanced leases', async () => {
     const list = await leases();
     const counts = [...new Set(list)].map((o) => list.filter((x) => x === o).length);
-    return list.length === 6 && counts.length === 3 && Math.max(...counts) - Math.min(...counts) <= 1 ? list : undefined;
+    return list.length === 6 && counts.length === 3 && Math.max(...counts) - Math.min(...counts) <= 1
+      ? list
+      : undefined;
   });
   expect(new Set(owners).size).toBe(3);
 });
@@ -170,35 +192,46 @@ test('deactivate, split, activate: the children are read, nothing lost, parent b
   expect(driver.emits.slice(firstChild).some((e) => e.id.startsWith(`${parent}:`))).toBe(false);
 });
 
-test.each(['SIGTERM', 'EOF'])('%s: checkpoints flushed, leases and membership given up; the process exits once stdin closes', async (how) => {
-  const stream = await newStream(2);
-  const app = uniqueName('app');
-  const put = await putRecords(suite.services.client, stream, records(80));
-  const driver = await spout(stream, app, { checkpointIntervalMs: 60_000 });
-  await driver.pump(() => driver.emits.length >= put.length);
-  const base = stateBase(stream, app);
-  const started = Date.now();
-  if (how === 'SIGTERM') {
-    driver.signal('SIGTERM');
-    // The supervisor SIGTERMs the worker and its subprocesses at once: the worker may still send commands,
-    // and a subprocess gone before it would halt the worker ("Worker died"). Every one is answered.
-    await waitFor('leases given up after SIGTERM', async () => (await suite.services.inspector.getChildren(`${base}/leases`)).length === 0);
-    for (let i = 0; i < 5; i += 1) expect(await driver.next()).toEqual([]);
-    await driver.ack(driver.emits[0].id);
-    expect(driver.frames.filter((f) => f.command === 'sync').length).toBe(driver.commandCount);
-    expect(await Promise.race([driver.exited, new Promise((r) => setTimeout(() => r('running'), 500))])).toBe('running');
-  }
-  driver.closeStdin();
-  const exit = await driver.exited;
-  expect(exit.code).toBe(0);
-  expect(Date.now() - started).toBeLessThan(how === 'SIGTERM' ? 15_000 : 5_000);
-  expect(await suite.services.inspector.getChildren(`${base}/leases`)).toEqual([]);
-  expect(await suite.services.inspector.getChildren(`${base}/members`)).toEqual([]);
-  for (const shardId of new Set(put.map((r) => r.shardId))) {
-    const last = put.filter((r) => r.shardId === shardId).pop()!;
-    expect((await readJson(suite.services.inspector, `${base}/checkpoints/${shardId}`))?.position).toEqual({ kind: 'AFTER', sequenceNumber: last.sequenceNumber });
-  }
-});
+test.each(['SIGTERM', 'EOF'])(
+  '%s: checkpoints flushed, leases and membership given up; the process exits once stdin closes',
+  async (how) => {
+    const stream = await newStream(2);
+    const app = uniqueName('app');
+    const put = await putRecords(suite.services.client, stream, records(80));
+    const driver = await spout(stream, app, { checkpointIntervalMs: 60_000 });
+    await driver.pump(() => driver.emits.length >= put.length);
+    const base = stateBase(stream, app);
+    const started = Date.now();
+    if (how === 'SIGTERM') {
+      driver.signal('SIGTERM');
+      // The supervisor SIGTERMs the worker and its subprocesses at once: the worker may still send commands,
+      // and a subprocess gone before it would halt the worker ("Worker died"). Every one is answered.
+      await waitFor(
+        'leases given up after SIGTERM',
+        async () => (await suite.services.inspector.getChildren(`${base}/leases`)).length === 0,
+      );
+      for (let i = 0; i < 5; i += 1) expect(await driver.next()).toEqual([]);
+      await driver.ack(driver.emits[0].id);
+      expect(driver.frames.filter((f) => f.command === 'sync').length).toBe(driver.commandCount);
+      expect(await Promise.race([driver.exited, new Promise((r) => setTimeout(() => r('running'), 500))])).toBe(
+        'running',
+      );
+    }
+    driver.closeStdin();
+    const exit = await driver.exited;
+    expect(exit.code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(how === 'SIGTERM' ? 15_000 : 5_000);
+    expect(await suite.services.inspector.getChildren(`${base}/leases`)).toEqual([]);
+    expect(await suite.services.inspector.getChildren(`${base}/members`)).toEqual([]);
+    for (const shardId of new Set(put.map((r) => r.shardId))) {
+      const last = put.filter((r) => r.shardId === shardId).pop()!;
+      expect((await readJson(suite.services.inspector, `${base}/checkpoints/${shardId}`))?.position).toEqual({
+        kind: 'AFTER',
+        sequenceNumber: last.sequenceNumber,
+      });
+    }
+  },
+);
 
 test('a bad configuration is reported, with one message naming key, value and what is allowed, and the process stays alive answering Storm', async () => {
   const stream = await newStream(1);
@@ -212,9 +245,13 @@ test('a bad configuration is reported, with one message naming key, value and wh
   await driver.ack('shardId-000000000000:1');
   await driver.deactivate();
   expect(driver.frames.filter((f) => f.command === 'sync').length).toBe(driver.commandCount);
-  expect(await Promise.race([driver.exited, new Promise((r) => setTimeout(() => r('running'), 1_000))])).toBe('running');
+  expect(await Promise.race([driver.exited, new Promise((r) => setTimeout(() => r('running'), 1_000))])).toBe(
+    'running',
+  );
   expect(driver.errors).toHaveLength(1);
-  expect(driver.errors[0]).toMatch(/^bad configuration: kinesis\.spout\.dataFormat = "xml": allowed: "utf8", "base64", "json"\. This spout task emits nothing until the topology is redeployed with that fixed; it stays alive/);
+  expect(driver.errors[0]).toMatch(
+    /^bad configuration: kinesis\.spout\.dataFormat = "xml": allowed: "utf8", "base64", "json"\. This spout task emits nothing until the topology is redeployed with that fixed; it stays alive/,
+  );
   expect(driver.logs.map((l) => l.msg)).toContain(driver.errors[0]);
   expect(driver.stderr.join('')).toBe('');
   driver.closeStdin();
@@ -297,8 +334,12 @@ test('what ZooKeeper holds about shards gone from the stream is removed after tw
   const driver = await spout(stream, app, { shardSyncIntervalMs: 1_000 });
   await waitFor('lease taken', () => driver.logs.some((l) => l.msg.startsWith('lease on')));
   const ghost = 'shardId-000000099999';
-  for (const kind of ['checkpoints', 'finished']) await suite.services.inspector.create(`${base}/${kind}/${ghost}`, Buffer.from('{"v":1}'), 'persistent');
-  await driver.pump(() => driver.logs.some((l) => l.msg.includes(`forgot 1 shard(s) no longer in the stream: ${ghost}`)), { timeoutMs: 30_000 });
+  for (const kind of ['checkpoints', 'finished'])
+    await suite.services.inspector.create(`${base}/${kind}/${ghost}`, Buffer.from('{"v":1}'), 'persistent');
+  await driver.pump(
+    () => driver.logs.some((l) => l.msg.includes(`forgot 1 shard(s) no longer in the stream: ${ghost}`)),
+    { timeoutMs: 30_000 },
+  );
   expect(await suite.services.inspector.getChildren(`${base}/checkpoints`)).not.toContain(ghost);
   expect(await suite.services.inspector.getChildren(`${base}/finished`)).toEqual([]);
   // The live shard's checkpoint is kept.
@@ -312,13 +353,18 @@ test('a stream deleted and re-created under the same name is refused with a clea
   await waitFor('bootstrap and lease', () => first.logs.some((l) => l.msg.startsWith('lease on')));
   await first.stop();
   await suite.services.client.send(new DeleteStreamCommand({ StreamName: stream }));
-  await waitFor('the stream gone', async () => (await suite.services.client.send(new ListStreamsCommand({}))).StreamNames?.includes(stream) === false);
+  await waitFor(
+    'the stream gone',
+    async () => (await suite.services.client.send(new ListStreamsCommand({}))).StreamNames?.includes(stream) === false,
+  );
   await new Promise((r) => setTimeout(r, 1_100)); // a creation time that differs at second resolution too
   await createStream(suite.services.client, stream, 1);
   await putRecords(suite.services.client, stream, records(5));
   const second = await spout(stream, app);
   await waitFor('the refusal', () => second.errors.some((e) => e.startsWith('refusing to read')), 15_000);
-  expect(second.errors[0]).toMatch(/was deleted and re-created: remove that ZooKeeper path to start over, or use another applicationName/);
+  expect(second.errors[0]).toMatch(
+    /was deleted and re-created: remove that ZooKeeper path to start over, or use another applicationName/,
+  );
   await second.pump(() => false, { timeoutMs: 1_000 });
   expect(second.emits).toEqual([]);
 });
@@ -330,7 +376,10 @@ test('a stream deleted and re-created while the process runs is refused, nothing
   const driver = await spout(stream, app);
   await driver.pump(() => driver.emits.length >= first.length);
   await suite.services.client.send(new DeleteStreamCommand({ StreamName: stream }));
-  await waitFor('the stream gone', async () => (await suite.services.client.send(new ListStreamsCommand({}))).StreamNames?.includes(stream) === false);
+  await waitFor(
+    'the stream gone',
+    async () => (await suite.services.client.send(new ListStreamsCommand({}))).StreamNames?.includes(stream) === false,
+  );
   await new Promise((r) => setTimeout(r, 1_100)); // a creation time that differs at second resolution too
   await createStream(suite.services.client, stream, 1);
   await putRecords(suite.services.client, stream, records(5, 'new'));

@@ -15,7 +15,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * three and four UTF-8 bytes in them (a reply is encoded into a buffer sized from its length in UTF-16).
  */
 function records(n: number, prefix: string): { partitionKey: string; data: string }[] {
-  return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % 8}`, data: `${prefix}-${i}-${'xé€🙂'.repeat(140)}` }));
+  return Array.from({ length: n }, (_, i) => ({
+    partitionKey: `key-${i % 8}`,
+    data: `${prefix}-${i}-${'xé€🙂'.repeat(140)}`,
+  }));
 }
 
 /** Whichever way a command was read and its reply written, it got exactly one sync. */
@@ -39,7 +42,10 @@ async function setUp(overrides: Record<string, unknown>, options: Partial<Driver
 
 test('on pipes, commands are answered directly; when Storm goes quiet the event loop gets the process back', async () => {
   const sessionTimeoutMs = 2_000;
-  const { stream, app, put, driver } = await setUp({ zookeeper: { connect: suite.services.zk.connectString, sessionTimeoutMs, root: '/it' }, checkpointIntervalMs: 100 });
+  const { stream, app, put, driver } = await setUp({
+    zookeeper: { connect: suite.services.zk.connectString, sessionTimeoutMs, root: '/it' },
+    checkpointIntervalMs: 100,
+  });
   const busy = driver.lastStats()!;
   expect(busy.directReads).toBeGreaterThan(busy.loopReads);
 
@@ -50,7 +56,9 @@ test('on pipes, commands are answered directly; when Storm goes quiet the event 
   expect(driver.logs.filter((l) => l.msg.startsWith('stats: ')).length - statsBefore).toBeGreaterThanOrEqual(10);
   expect(driver.lastStats()!.watchdogWakes).toBeGreaterThan(busy.watchdogWakes);
   const last = put[put.length - 1];
-  expect((await readJson(suite.services.inspector, `${stateBase(stream, app)}/checkpoints/${last.shardId}`))?.position).toEqual({ kind: 'AFTER', sequenceNumber: last.sequenceNumber });
+  expect(
+    (await readJson(suite.services.inspector, `${stateBase(stream, app)}/checkpoints/${last.shardId}`))?.position,
+  ).toEqual({ kind: 'AFTER', sequenceNumber: last.sequenceNumber });
 
   // Storm speaks again: the same session, the same lease, the records put meanwhile.
   const more = await putRecords(suite.services.client, stream, records(20, 'b'));
@@ -61,7 +69,10 @@ test('on pipes, commands are answered directly; when Storm goes quiet the event 
 });
 
 test('where stdin and stdout are sockets (or directStdio is false), the event loop alone answers, with the same results', async () => {
-  for (const { overrides, options } of [{ overrides: {}, options: { stdio: 'socketpair' as const } }, { overrides: { directStdio: false }, options: {} }]) {
+  for (const { overrides, options } of [
+    { overrides: {}, options: { stdio: 'socketpair' as const } },
+    { overrides: { directStdio: false }, options: {} },
+  ]) {
     const { driver } = await setUp(overrides, options);
     await waitFor('a stats line', () => driver.lastStats()?.loopReads);
     expect(driver.lastStats()!.directReads).toBe(0);

@@ -25,9 +25,14 @@ interface ToolRun {
 }
 
 /** Runs the bundle as `kinesis-spout <args>`, feeding `stdin` (then end of input). */
-function runTool(args: string[], options: { stdin?: string; until?: (stdout: string) => boolean; timeoutMs?: number } = {}): Promise<ToolRun> {
+function runTool(
+  args: string[],
+  options: { stdin?: string; until?: (stdout: string) => boolean; timeoutMs?: number } = {},
+): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ENTRY_SCRIPT, ...args], { env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env } });
+    const child = spawn(process.execPath, [ENTRY_SCRIPT, ...args], {
+      env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
+    });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => {
@@ -54,7 +59,12 @@ function configFile(stream: string, app: string, asTopologyConf = true): string 
   dirs.push(dir);
   const file = join(dir, 'conf.json');
   const spout = spoutConf(suite.services, stream, app);
-  writeFileSync(file, JSON.stringify(asTopologyConf ? { 'topology.name': 'ignored-when-applicationName-is-set', 'kinesis.spout': spout } : spout));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      asTopologyConf ? { 'topology.name': 'ignored-when-applicationName-is-set', 'kinesis.spout': spout } : spout,
+    ),
+  );
   return file;
 }
 
@@ -76,10 +86,21 @@ async function newStream(shards: number): Promise<string> {
   return stream;
 }
 
-const shardIdsOf = async (stream: string) => (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!).sort();
+const shardIdsOf = async (stream: string) =>
+  (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!).sort();
 
 /** A stream split once, read to the end by a spout: parent finished, both children checkpointed. */
-async function splitAndRead(app: string): Promise<{ stream: string; driver: StormDriver; parent: string; children: string[]; ids: string[]; afterSplit: Date; childIds: string[] }> {
+async function splitAndRead(
+  app: string,
+): Promise<{
+  stream: string;
+  driver: StormDriver;
+  parent: string;
+  children: string[];
+  ids: string[];
+  afterSplit: Date;
+  childIds: string[];
+}> {
   const stream = await newStream(1);
   const [parent] = await shardIdsOf(stream);
   const before = await putRecords(suite.services.client, stream, records(10, 'before'));
@@ -94,9 +115,20 @@ async function splitAndRead(app: string): Promise<{ stream: string; driver: Stor
   const config = configFile(stream, app);
   await waitFor('every checkpoint at its last record', async () => {
     const report = await status(config);
-    return shardOf(report, parent).state === 'finished' && children.every((c) => shardOf(report, c).checkpoint?.text.startsWith('after '));
+    return (
+      shardOf(report, parent).state === 'finished' &&
+      children.every((c) => shardOf(report, c).checkpoint?.text.startsWith('after '))
+    );
   });
-  return { stream, driver, parent, children, ids, afterSplit, childIds: after.map((r) => `${r.shardId}:${r.sequenceNumber}`) };
+  return {
+    stream,
+    driver,
+    parent,
+    children,
+    ids,
+    afterSplit,
+    childIds: after.map((r) => `${r.shardId}:${r.sequenceNumber}`),
+  };
 }
 
 const emittedIds = (emits: Emit[]) => emits.map((e) => e.id);
@@ -110,26 +142,46 @@ test('status shows states, owners and checkpoints through a split, as --json and
   const heldBack = `${put[9].shardId}:${put[9].sequenceNumber}`;
   const driver = await suite.spout(stream, app);
   // The last record of the parent stays unacked: the parent cannot finish, its children wait.
-  await driver.pump(() => driver.emits.length >= 10, { onEmit: (e) => (e.id === heldBack ? undefined : driver.ack(e.id)) });
+  await driver.pump(() => driver.emits.length >= 10, {
+    onEmit: (e) => (e.id === heldBack ? undefined : driver.ack(e.id)),
+  });
   const children = await splitShard(suite.services.client, stream, parent);
   await putRecords(suite.services.client, stream, records(10, 'after'));
 
   const waiting = await waitFor('parent closed, children waiting', async () => {
     const report = await status(config);
-    return shardOf(report, parent).state === 'closed' && shardOf(report, parent).checkpoint?.text === `after ${put[8].sequenceNumber}` && report;
+    return (
+      shardOf(report, parent).state === 'closed' &&
+      shardOf(report, parent).checkpoint?.text === `after ${put[8].sequenceNumber}` &&
+      report
+    );
   });
   expect(shardOf(waiting, parent).owner).toMatchObject({ taskIndex: 0, host: hostname(), pid: driver.pid, live: true });
   for (const child of children) {
-    expect(shardOf(waiting, child)).toMatchObject({ state: 'waiting on parents', parents: [parent], waitingOn: [parent], owner: null, checkpoint: null, startsAt: 'TRIM_HORIZON' });
+    expect(shardOf(waiting, child)).toMatchObject({
+      state: 'waiting on parents',
+      parents: [parent],
+      waitingOn: [parent],
+      owner: null,
+      checkpoint: null,
+      startsAt: 'TRIM_HORIZON',
+    });
   }
   // One GetRecords at the checkpoint: the record held back is the next one.
-  expect(shardOf(waiting, parent).lag).toMatchObject({ millisBehindLatest: expect.any(Number), nextRecordAgeMs: expect.any(Number) });
+  expect(shardOf(waiting, parent).lag).toMatchObject({
+    millisBehindLatest: expect.any(Number),
+    nextRecordAgeMs: expect.any(Number),
+  });
   expect(waiting.application).toMatchObject({
     name: app,
     stream,
     zookeeperPath: stateBase(stream, app),
     streamMatches: true,
-    bootstrap: { initialPosition: 'TRIM_HORIZON', firstStart: expect.any(String), streamArn: expect.stringContaining(stream) },
+    bootstrap: {
+      initialPosition: 'TRIM_HORIZON',
+      firstStart: expect.any(String),
+      streamArn: expect.stringContaining(stream),
+    },
     members: [expect.objectContaining({ taskIndex: 0, host: hostname(), pid: driver.pid, leases: 1 })],
     counts: expect.objectContaining({ closed: 1, 'waiting on parents': 2 }),
   });
@@ -138,27 +190,57 @@ test('status shows states, owners and checkpoints through a split, as --json and
   await driver.pump(() => driver.emits.length >= 20);
   const done = await waitFor('parent finished, children checkpointed', async () => {
     const report = await status(config);
-    return shardOf(report, parent).state === 'finished' && children.every((c) => shardOf(report, c).checkpoint?.text.startsWith('after ')) && report;
+    return (
+      shardOf(report, parent).state === 'finished' &&
+      children.every((c) => shardOf(report, c).checkpoint?.text.startsWith('after ')) &&
+      report
+    );
   });
-  expect(shardOf(done, parent)).toMatchObject({ checkpoint: { text: 'SHARD_END', position: { kind: 'SHARD_END' } }, owner: null, lag: null });
+  expect(shardOf(done, parent)).toMatchObject({
+    checkpoint: { text: 'SHARD_END', position: { kind: 'SHARD_END' } },
+    owner: null,
+    lag: null,
+  });
   for (const child of children) {
     const shard = shardOf(done, child);
-    expect(shard).toMatchObject({ state: 'open', owner: { taskIndex: 0, host: hostname(), pid: driver.pid }, lag: { millisBehindLatest: expect.any(Number) } });
+    expect(shard).toMatchObject({
+      state: 'open',
+      owner: { taskIndex: 0, host: hostname(), pid: driver.pid },
+      lag: { millisBehindLatest: expect.any(Number) },
+    });
     expect(shard.checkpoint!.ageMs).toBeGreaterThanOrEqual(0);
     expect(shard.lag!.nextRecordAgeMs).toBeUndefined();
   }
   expect(Object.keys(done).sort()).toEqual(['application', 'shards', 'takenAt', 'v']);
-  expect(Object.keys(done.shards[0]).sort()).toEqual(['checkpoint', 'lag', 'owner', 'parents', 'problem', 'shardId', 'startsAt', 'state', 'waitingOn']);
+  expect(Object.keys(done.shards[0]).sort()).toEqual([
+    'checkpoint',
+    'lag',
+    'owner',
+    'parents',
+    'problem',
+    'shardId',
+    'startsAt',
+    'state',
+    'waitingOn',
+  ]);
 
   const table = await runTool(['status', '--config', config]);
   expect(table.code).toBe(0);
   expect(table.stdout).toMatch(new RegExp(`${parent}\\s+finished\\s+-\\s+-\\s+SHARD_END`));
-  for (const child of children) expect(table.stdout).toMatch(new RegExp(`${child}\\s+open\\s+${parent}\\s+task 0 ${hostname()}:${driver.pid}\\s+after \\d+`));
+  for (const child of children)
+    expect(table.stdout).toMatch(
+      new RegExp(`${child}\\s+open\\s+${parent}\\s+task 0 ${hostname()}:${driver.pid}\\s+after \\d+`),
+    );
   expect(table.stdout).toContain(`members: task 0 on ${hostname()} pid ${driver.pid} (2 lease(s)`);
 
-  const watch = await runTool(['status', '--config', config, '--json', '--watch', '1'], { until: (out) => out.split('\n').filter(Boolean).length >= 2 });
+  const watch = await runTool(['status', '--config', config, '--json', '--watch', '1'], {
+    until: (out) => out.split('\n').filter(Boolean).length >= 2,
+  });
   expect(watch.code).toBe(0);
-  const frames = watch.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as StatusReport);
+  const frames = watch.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as StatusReport);
   expect(frames.length).toBeGreaterThanOrEqual(2);
   expect(Date.parse(frames[1].takenAt) - Date.parse(frames[0].takenAt)).toBeGreaterThanOrEqual(900);
 });
@@ -171,19 +253,26 @@ test('reset is refused while a lease is held; with --force it writes, and the sp
   // Killed: its leases stay until its session times out, as after a crashed worker.
   driver.signal('SIGKILL');
   await driver.exited;
-  const checkpointsBefore = await Promise.all([parent, ...children].map((s) => readJson(suite.services.inspector, `${base}/checkpoints/${s}`)));
+  const checkpointsBefore = await Promise.all(
+    [parent, ...children].map((s) => readJson(suite.services.inspector, `${base}/checkpoints/${s}`)),
+  );
 
   const refused = await runTool(['reset', '--config', config, '--to', 'TRIM_HORIZON', '--yes']);
   expect(refused.code).toBe(4);
   expect(refused.stderr).toContain('refusing: 2 lease(s) held');
   expect(refused.stdout).toContain(`${parent}: SHARD_END (finished) -> TRIM_HORIZON (finished marker removed)`);
-  expect(await Promise.all([parent, ...children].map((s) => readJson(suite.services.inspector, `${base}/checkpoints/${s}`)))).toEqual(checkpointsBefore);
+  expect(
+    await Promise.all([parent, ...children].map((s) => readJson(suite.services.inspector, `${base}/checkpoints/${s}`))),
+  ).toEqual(checkpointsBefore);
 
   const forced = await runTool(['reset', '--config', config, '--to', 'TRIM_HORIZON', '--force', '--yes']);
   expect(forced.code).toBe(0);
   expect(forced.stdout).toContain('WARNING (--force)');
   expect(forced.stdout).toContain('written: 3 checkpoint(s)');
-  for (const shard of [parent, ...children]) expect(await readJson(suite.services.inspector, `${base}/checkpoints/${shard}`)).toMatchObject({ position: { kind: 'TRIM_HORIZON' } });
+  for (const shard of [parent, ...children])
+    expect(await readJson(suite.services.inspector, `${base}/checkpoints/${shard}`)).toMatchObject({
+      position: { kind: 'TRIM_HORIZON' },
+    });
   expect(await suite.services.inspector.getData(`${base}/finished/${parent}`)).toBeUndefined();
 
   const again = await suite.spout(stream, app);
@@ -201,10 +290,16 @@ test('a reset to a time between the split and the records after it: the finished
   const config = configFile(stream, app, false);
   const reset = await runTool(['reset', '--config', config, '--to', afterSplit.toISOString(), '--yes']);
   expect(reset.code).toBe(0);
-  expect(reset.stdout).toContain(`${parent}: SHARD_END (finished) -> at ${afterSplit.toISOString()} (finished marker removed) [all shards]`);
+  expect(reset.stdout).toContain(
+    `${parent}: SHARD_END (finished) -> at ${afterSplit.toISOString()} (finished marker removed) [all shards]`,
+  );
   const waiting = await status(config);
   expect(shardOf(waiting, parent).state).toBe('closed');
-  for (const child of children) expect(shardOf(waiting, child)).toMatchObject({ state: 'waiting on parents', checkpoint: { text: `at ${afterSplit.toISOString()}` } });
+  for (const child of children)
+    expect(shardOf(waiting, child)).toMatchObject({
+      state: 'waiting on parents',
+      checkpoint: { text: `at ${afterSplit.toISOString()}` },
+    });
 
   const again = await suite.spout(stream, app);
   await again.pump(() => again.emits.length >= childIds.length, { timeoutMs: 60_000 });
@@ -224,7 +319,8 @@ test('after a stop: the question is asked and "no" writes nothing; "yes" resets 
   await driver.pump(() => driver.emits.length >= 10);
   await driver.stop();
   const shards = await shardIdsOf(stream);
-  const versions = async () => Promise.all(shards.map(async (s) => (await suite.services.inspector.getData(`${base}/checkpoints/${s}`))?.version));
+  const versions = async () =>
+    Promise.all(shards.map(async (s) => (await suite.services.inspector.getData(`${base}/checkpoints/${s}`))?.version));
   const before = await versions();
 
   const declined = await runTool(['reset', '--config', config, '--to', 'LATEST'], { stdin: 'no\n' });
@@ -235,7 +331,11 @@ test('after a stop: the question is asked and "no" writes nothing; "yes" resets 
 
   const accepted = await runTool(['reset', '--config', config, '--to', 'LATEST'], { stdin: 'yes\n' });
   expect(accepted.code).toBe(0);
-  for (const shard of shards) expect(await readJson(suite.services.inspector, `${base}/checkpoints/${shard}`)).toMatchObject({ position: { kind: 'AT_TIMESTAMP' }, owner: expect.stringMatching(/^tool-/) });
+  for (const shard of shards)
+    expect(await readJson(suite.services.inspector, `${base}/checkpoints/${shard}`)).toMatchObject({
+      position: { kind: 'AT_TIMESTAMP' },
+      owner: expect.stringMatching(/^tool-/),
+    });
   // No lease was left behind by the reset's transaction.
   expect(await suite.services.inspector.getChildren(`${base}/leases`)).toEqual([]);
 
@@ -257,7 +357,16 @@ test('reset to a sequence number resumes after that record; clear errors for an 
   const config = configFile(stream, app);
   const [shard] = await shardIdsOf(stream);
 
-  const unknown = await runTool(['reset', '--config', config, '--to', 'LATEST', '--shards', 'shardId-000000000999', '--yes']);
+  const unknown = await runTool([
+    'reset',
+    '--config',
+    config,
+    '--to',
+    'LATEST',
+    '--shards',
+    'shardId-000000000999',
+    '--yes',
+  ]);
   expect(unknown.code).toBe(2);
   expect(unknown.stderr).toContain(`unknown shard shardId-000000000999; the stream has ${shard}`);
 
@@ -276,7 +385,9 @@ test('reset to a sequence number resumes after that record; clear errors for an 
 
   const back = await runTool(['reset', '--config', config, '--to', put[1].sequenceNumber, '--shards', shard, '--yes']);
   expect(back.code).toBe(0);
-  expect(back.stdout).toContain(`${shard}: after ${put[4].sequenceNumber} -> after ${put[1].sequenceNumber} [selected]`);
+  expect(back.stdout).toContain(
+    `${shard}: after ${put[4].sequenceNumber} -> after ${put[1].sequenceNumber} [selected]`,
+  );
   const restarted = await suite.spout(stream, app);
   await restarted.pump(() => restarted.emits.length >= 3);
   await new Promise((r) => setTimeout(r, 1_000));
@@ -291,7 +402,13 @@ test('a reset is one transaction: a lease taken, a checkpoint moved or created s
   const spoutTask = new CoordinationStore(zk, base, 'task0-h-1-s');
   await tool.ensureLayout();
   const a = await spoutTask.checkpointOrStart('a', { kind: 'AFTER', sequenceNumber: '10' });
-  const reset = (version: number | undefined, shardId = 'a') => ({ shardId, position: { kind: 'TRIM_HORIZON' } as const, checkpointVersion: version, removeFinished: false, removeEnded: false });
+  const reset = (version: number | undefined, shardId = 'a') => ({
+    shardId,
+    position: { kind: 'TRIM_HORIZON' } as const,
+    checkpointVersion: version,
+    removeFinished: false,
+    removeEnded: false,
+  });
 
   expect(await spoutTask.acquireLease('a')).toBe(true);
   expect(await tool.resetCheckpoints([reset(undefined, 'b'), reset(a.version)], true)).toBe(false);
@@ -310,7 +427,7 @@ test('a reset is one transaction: a lease taken, a checkpoint moved or created s
 
   const current = await tool.readCheckpoint('a');
   expect(await tool.resetCheckpoints([reset(current!.version), reset(undefined, 'c')], true)).toBe(true);
-  expect((await tool.checkpointRecord('a'))).toMatchObject({ position: { kind: 'TRIM_HORIZON' }, writer: 'tool-test' });
+  expect(await tool.checkpointRecord('a')).toMatchObject({ position: { kind: 'TRIM_HORIZON' }, writer: 'tool-test' });
   expect((await tool.readCheckpoint('c'))?.position).toEqual({ kind: 'TRIM_HORIZON' });
   expect(await zk.getChildren(`${base}/leases`)).toEqual([]);
   await zk.removeTree(`/it/${base.split('/')[2]}`);
@@ -323,13 +440,29 @@ test('status --watch outlives a ZooKeeper outage longer than its session: it rep
   const session = await ZkSession.connect({ connect: zk.connectString, sessionTimeoutMs: 4_000 });
   const store = new CoordinationStore(session, `/it/${app}/${stream}`, 'test');
   await store.ensureLayout();
-  await store.bootstrap({ v: 1, firstStartMs: Date.now(), initialPosition: 'TRIM_HORIZON', streamArn: 'arn:test', streamCreatedMs: 0, shardsAtStart: [], openAtStart: [] });
+  await store.bootstrap({
+    v: 1,
+    firstStartMs: Date.now(),
+    initialPosition: 'TRIM_HORIZON',
+    streamArn: 'arn:test',
+    streamCreatedMs: 0,
+    shardsAtStart: [],
+    openAtStart: [],
+  });
   session.close();
   const dir = mkdtempSync(join(tmpdir(), 'tools-'));
   dirs.push(dir);
   const config = join(dir, 'conf.json');
-  writeFileSync(config, JSON.stringify({ ...spoutConf(suite.services, stream, app), zookeeper: { connect: zk.connectString, sessionTimeoutMs: 4_000, root: '/it' } }));
-  const child = spawn(process.execPath, [ENTRY_SCRIPT, 'status', '--config', config, '--json', '--watch', '1'], { env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env } });
+  writeFileSync(
+    config,
+    JSON.stringify({
+      ...spoutConf(suite.services, stream, app),
+      zookeeper: { connect: zk.connectString, sessionTimeoutMs: 4_000, root: '/it' },
+    }),
+  );
+  const child = spawn(process.execPath, [ENTRY_SCRIPT, 'status', '--config', config, '--json', '--watch', '1'], {
+    env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -37,7 +37,10 @@ async function open(options: Partial<ZkSessionOptions> = {}): Promise<ZkSession>
 }
 
 /** How a promise settled and when, or 'pending' if it had not after `ms` (so a hang fails instead of timing the test out). */
-async function settlesWithin<T>(promise: Promise<T>, ms: number): Promise<{ outcome: 'resolved' | 'rejected' | 'pending'; error?: unknown; afterMs: number }> {
+async function settlesWithin<T>(
+  promise: Promise<T>,
+  ms: number,
+): Promise<{ outcome: 'resolved' | 'rejected' | 'pending'; error?: unknown; afterMs: number }> {
   const start = performance.now();
   const pending = sleep(ms).then(() => ({ outcome: 'pending' as const }));
   const settled = promise.then(
@@ -141,7 +144,10 @@ test('expired by the server: never disconnected or connected again, and onState 
 test('connect through a silent proxy rejects within its bound and leaves no connection behind', async () => {
   const before = openSockets();
   proxy.pause();
-  const connecting = settlesWithin(ZkSession.connect({ connect: `127.0.0.1:${proxy.port}`, sessionTimeoutMs: 2_000 }, 1_000), 4_000);
+  const connecting = settlesWithin(
+    ZkSession.connect({ connect: `127.0.0.1:${proxy.port}`, sessionTimeoutMs: 2_000 }, 1_000),
+    4_000,
+  );
   const result = await connecting;
   expect(result.outcome).toBe('rejected');
   expectRetriableZooKeeperError(result.error);
@@ -157,7 +163,10 @@ test('connect through a silent proxy rejects within its bound and leaves no conn
 
 test('connect to a port nobody listens on rejects within its bound and stops trying', async () => {
   const before = openSockets();
-  const result = await settlesWithin(ZkSession.connect({ connect: `127.0.0.1:${await freePort()}`, sessionTimeoutMs: 2_000 }, 800), 4_000);
+  const result = await settlesWithin(
+    ZkSession.connect({ connect: `127.0.0.1:${await freePort()}`, sessionTimeoutMs: 2_000 }, 800),
+    4_000,
+  );
   expect(result.outcome).toBe('rejected');
   expectRetriableZooKeeperError(result.error);
   expect(result.afterMs).toBeLessThan(1_300);

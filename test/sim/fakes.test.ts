@@ -66,7 +66,14 @@ describe('in-memory ZooKeeper', () => {
     const server = new ZkServer(loop, new Owner('zk'), () => undefined);
     const hooks = { trace: () => undefined, watchers: () => undefined };
     const client = (name: string, states: string[] = []) =>
-      new SimZooKeeper(loop, new Owner(name), server, calm(), { connect: 'sim', sessionTimeoutMs: 1_000, onState: (s) => states.push(s) }, hooks);
+      new SimZooKeeper(
+        loop,
+        new Owner(name),
+        server,
+        calm(),
+        { connect: 'sim', sessionTimeoutMs: 1_000, onState: (s) => states.push(s) },
+        hooks,
+      );
     const settle = () => loop.run(loop.now + 50, () => undefined);
     return { loop, server, client, settle };
   }
@@ -127,22 +134,37 @@ describe('in-memory Kinesis', () => {
     const stream = new SimStream('s', 0, 1, () => loop.now);
     const first = stream.put('k', 0.5, Buffer.from('a'));
     const [low, high] = stream.split(stream.shards.get(first.shardId)!, 0);
-    const kinesis = new SimKinesis(loop, stream, { kinesisRequest: () => 'none', kinesisDelay: () => 1 }, new Random(1), () => undefined);
+    const kinesis = new SimKinesis(
+      loop,
+      stream,
+      { kinesisRequest: () => 'none', kinesisDelay: () => 1 },
+      new Random(1),
+      () => undefined,
+    );
     const api = kinesis.clientFor(owner);
     const results = (async () => {
       const listed: string[] = [];
-      let page = (await api.send(new ListShardsCommand({ StreamName: 's' }))) as { Shards: { ShardId: string }[]; NextToken?: string };
+      let page = (await api.send(new ListShardsCommand({ StreamName: 's' }))) as {
+        Shards: { ShardId: string }[];
+        NextToken?: string;
+      };
       listed.push(...page.Shards.map((s) => s.ShardId));
       while (page.NextToken) {
         page = (await api.send(new ListShardsCommand({ NextToken: page.NextToken }))) as typeof page;
         listed.push(...page.Shards.map((s) => s.ShardId));
       }
-      const { ShardIterator } = (await api.send(new GetShardIteratorCommand({ StreamName: 's', ShardId: first.shardId, ShardIteratorType: 'TRIM_HORIZON' }))) as { ShardIterator: string };
+      const { ShardIterator } = (await api.send(
+        new GetShardIteratorCommand({ StreamName: 's', ShardId: first.shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+      )) as { ShardIterator: string };
       let iterator: string | undefined = ShardIterator;
       const records: string[] = [];
       let children: string[] | undefined;
       while (iterator) {
-        const page: { Records: { SequenceNumber: string }[]; NextShardIterator?: string; ChildShards?: { ShardId: string }[] } = (await api.send(new GetRecordsCommand({ ShardIterator: iterator }))) as never;
+        const page: {
+          Records: { SequenceNumber: string }[];
+          NextShardIterator?: string;
+          ChildShards?: { ShardId: string }[];
+        } = (await api.send(new GetRecordsCommand({ ShardIterator: iterator }))) as never;
         records.push(...page.Records.map((r) => r.SequenceNumber));
         iterator = page.NextShardIterator;
         children = page.ChildShards?.map((c) => c.ShardId);
@@ -161,10 +183,30 @@ describe('in-memory Kinesis', () => {
 describe('simulation', () => {
   it('replays a seed exactly', async () => {
     // Whatever the code under test gets wrong, the run goes on to its end: the trace must be the same.
-    const ignore = ['one-reader', 'parents-first', 'checkpoint-backwards', 'checkpoint-unacked', 'finished-unread', 'memory', 'duplicate', 'watch-leak', 'churn', 'silent', 'crash', 'converged'];
+    const ignore = [
+      'one-reader',
+      'parents-first',
+      'checkpoint-backwards',
+      'checkpoint-unacked',
+      'finished-unread',
+      'memory',
+      'duplicate',
+      'watch-leak',
+      'churn',
+      'silent',
+      'crash',
+      'converged',
+    ];
     const trace = async () => {
       const lines: string[] = [];
-      await simulate({ seed: 7, echo: (line) => lines.push(line), keepTrace: 10, ignore, chaosMs: 5_000, quietMs: 5_000 });
+      await simulate({
+        seed: 7,
+        echo: (line) => lines.push(line),
+        keepTrace: 10,
+        ignore,
+        chaosMs: 5_000,
+        quietMs: 5_000,
+      });
       return lines;
     };
     const [first, second] = [await trace(), await trace()];

@@ -50,7 +50,16 @@ export interface SimResult {
   seed: number;
   violation: Violation | undefined;
   trace: string[];
-  stats: { virtualMs: number; steps: number; records: number; shards: number; instances: number; emits: number; restarts: number; convergedAt: number | undefined };
+  stats: {
+    virtualMs: number;
+    steps: number;
+    records: number;
+    shards: number;
+    instances: number;
+    emits: number;
+    restarts: number;
+    convergedAt: number | undefined;
+  };
   rates: FaultRates;
 }
 
@@ -94,21 +103,46 @@ export class Simulation {
     this.trace = new Trace(() => this.loop.now, options.keepTrace ?? 200, options.echo);
     this.mode = options.mode ?? (new Random(seed, 'mode').chance(0.25) ? 'planned' : 'chaos');
     const rates = drawRates(new Random(seed, 'rates'));
-    const off: (keyof FaultRates)[] = this.mode === 'planned' ? ['zkDropBefore', 'zkDropAfter', 'zkBlackhole', 'zkStaleRead', 'zkConnectFails', 'kinesisNotFound'] : [];
+    const off: (keyof FaultRates)[] =
+      this.mode === 'planned'
+        ? ['zkDropBefore', 'zkDropAfter', 'zkBlackhole', 'zkStaleRead', 'zkConnectFails', 'kinesisNotFound']
+        : [];
     for (const fault of [...off, ...(options.without ?? [])]) rates[fault] = 0;
     this.plan = new FaultPlan(new Random(seed, 'faults'), rates);
     this.server = new ZkServer(this.loop, new Owner('zk'), (what) => this.trace.add('zk', what));
-    this.stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, this.rng.int(1, 4), () => WALL_BASE_MS + this.loop.now);
-    this.kinesis = new SimKinesis(this.loop, this.stream, this.plan, new Random(seed, 'kinesis-shape'), (who, what) => this.trace.add(who, what));
+    this.stream = new SimStream(
+      STREAM,
+      WALL_BASE_MS - 86_400_000,
+      this.rng.int(1, 4),
+      () => WALL_BASE_MS + this.loop.now,
+    );
+    this.kinesis = new SimKinesis(this.loop, this.stream, this.plan, new Random(seed, 'kinesis-shape'), (who, what) =>
+      this.trace.add(who, what),
+    );
     // Mostly TRIM_HORIZON (every record must be read); some runs LATEST (from the first start on, AT_TIMESTAMP).
-    this.config = drawConfig(this.rng, this.mode === 'planned', new Random(seed, 'initial').chance(0.3) ? 'LATEST' : 'TRIM_HORIZON');
-    this.checker = new InvariantChecker(this.server, this.stream, BASE, () => this.loop.now, (what) => this.trace.add('check', what));
+    this.config = drawConfig(
+      this.rng,
+      this.mode === 'planned',
+      new Random(seed, 'initial').chance(0.3) ? 'LATEST' : 'TRIM_HORIZON',
+    );
+    this.checker = new InvariantChecker(
+      this.server,
+      this.stream,
+      BASE,
+      () => this.loop.now,
+      (what) => this.trace.add('check', what),
+    );
     const leases = `${BASE}/leases/`;
     this.server.observers.push((change) => {
       if (!change.path.startsWith(leases) || (change.before && change.after)) return;
       for (const instance of this.slots) instance?.held.forget(change.path.slice(leases.length));
     });
-    this.operator = new Operator(this.server, BASE, (what) => this.log('operator', what), () => this.loop.now);
+    this.operator = new Operator(
+      this.server,
+      BASE,
+      (what) => this.log('operator', what),
+      () => this.loop.now,
+    );
     this.checker.outsiders.add(this.operator.sessionId);
     this.checker.forbidDuplicates = this.mode === 'planned';
     this.checker.ignored = new Set(options.ignore ?? []);
@@ -141,20 +175,31 @@ export class Simulation {
   async run(): Promise<SimResult> {
     const chaosMs = this.options.chaosMs ?? 15_000;
     const quietMs = this.options.quietMs ?? 40_000;
-    this.log('sim', `seed ${this.options.seed} (${this.mode}): ${this.slots.length} instances, ${this.stream.shards.size} shard(s), config ${JSON.stringify(configSummary(this.config))}`);
-    this.log('sim', `fault rates ${JSON.stringify(this.plan.drawn, (_, v: unknown) => (typeof v === 'number' ? Math.round(v * 10_000) / 10_000 : v))}`);
+    this.log(
+      'sim',
+      `seed ${this.options.seed} (${this.mode}): ${this.slots.length} instances, ${this.stream.shards.size} shard(s), config ${JSON.stringify(configSummary(this.config))}`,
+    );
+    this.log(
+      'sim',
+      `fault rates ${JSON.stringify(this.plan.drawn, (_, v: unknown) => (typeof v === 'number' ? Math.round(v * 10_000) / 10_000 : v))}`,
+    );
     const unhandled = (reason: unknown) => this.log('node', `unhandled rejection: ${describeError(reason)}`);
     process.on('unhandledRejection', unhandled);
     try {
       // Planned runs start tasks far apart: the first takes every shard, then hands them over as others join.
       const spread = this.mode === 'planned' ? 4_000 : 300;
-      for (let slot = 0; slot < this.slots.length; slot += 1) this.loop.after(this.world, this.rng.int(0, spread), () => this.startInstance(slot));
+      for (let slot = 0; slot < this.slots.length; slot += 1)
+        this.loop.after(this.world, this.rng.int(0, spread), () => this.startInstance(slot));
       this.produce(chaosMs);
       this.scheduleChaos(chaosMs);
       // Some runs get unexpected data written into ZooKeeper early on (it is put right when the faults stop).
-      if (this.mode === 'chaos' && this.rng.chance(0.25)) this.loop.after(this.world, this.rng.int(500, chaosMs / 2), () => this.operator.corrupt(this.stream, this.rng, this.loop.now));
+      if (this.mode === 'chaos' && this.rng.chance(0.25))
+        this.loop.after(this.world, this.rng.int(500, chaosMs / 2), () =>
+          this.operator.corrupt(this.stream, this.rng, this.loop.now),
+        );
       this.loop.after(this.world, chaosMs, () => this.beginQuiet());
-      const crashed = (err: unknown, owner: Owner) => this.checker.fail('crash', `a timer of ${owner.name} threw: ${describeError(err)}`);
+      const crashed = (err: unknown, owner: Owner) =>
+        this.checker.fail('crash', `a timer of ${owner.name} threw: ${describeError(err)}`);
       let checks = 0;
       await this.loop.run(
         chaosMs + quietMs,
@@ -173,9 +218,13 @@ export class Simulation {
         for (const line of state) this.log('state', line);
         const orphaned = state.find((line) => line.includes('does NOT hold it'));
         const hint = orphaned ? `; orphaned lease: ${orphaned}` : '';
-        this.checker.fail('converged', `not converged ${quietMs} ms after faults stopped: ${this.checker.notConverged()}${hint}`);
+        this.checker.fail(
+          'converged',
+          `not converged ${quietMs} ms after faults stopped: ${this.checker.notConverged()}${hint}`,
+        );
       }
-      if (this.convergedAt !== undefined) this.log('sim', `converged ${this.convergedAt - chaosMs} ms after faults stopped`);
+      if (this.convergedAt !== undefined)
+        this.log('sim', `converged ${this.convergedAt - chaosMs} ms after faults stopped`);
     } finally {
       process.off('unhandledRejection', unhandled);
       for (const instance of this.slots) if (instance) instance.owner.state = { kind: 'dead' };
@@ -270,12 +319,20 @@ export class Simulation {
     // go past it (documented). At most MAX_USER_RECORDS user records per Kinesis record here.
     const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest * MAX_USER_RECORDS;
     const held = instance.held.count(holds);
-    if (held > cap) this.checker.fail('memory', `${instance.name} holds at least ${held} records (emitted, from its oldest unacked one on), over the cap of ${cap}`);
+    if (held > cap)
+      this.checker.fail(
+        'memory',
+        `${instance.name} holds at least ${held} records (emitted, from its oldest unacked one on), over the cap of ${cap}`,
+      );
     const tenure = this.server.node(leases + shardId);
     const owed = tenure && (this.outstanding.get(tenure) ?? new Map<string, number>());
     if (tenure && owed) {
       this.outstanding.set(tenure, owed);
-      if ((owed.get(id) ?? 0) > 0) this.checker.fail('double-emission', `${instance.name} emitted ${id} again while Storm still owes the outcome of its emission under the same lease`);
+      if ((owed.get(id) ?? 0) > 0)
+        this.checker.fail(
+          'double-emission',
+          `${instance.name} emitted ${id} again while Storm still owes the outcome of its emission under the same lease`,
+        );
       owed.set(id, (owed.get(id) ?? 0) + 1);
     }
     // Some tuples fail, a few several times (the same record keeps its planned failures across processes).
@@ -283,12 +340,19 @@ export class Simulation {
       // A poison record fails until the faults stop: everything read behind it waits in memory.
       const poison = this.mode === 'chaos' && this.rng.chance(0.002);
       const many = this.mode === 'chaos' && this.rng.chance(0.005);
-      this.planned.set(id, poison ? Infinity : many ? this.rng.int(3, 6) : this.rng.chance(0.04) ? this.rng.int(1, 2) : 0);
+      this.planned.set(
+        id,
+        poison ? Infinity : many ? this.rng.int(3, 6) : this.rng.chance(0.04) ? this.rng.int(1, 2) : 0,
+      );
       if (poison) this.log(instance.name, `${id} is a poison record: it fails until the faults stop`);
     }
     // A tuple lost in the topology is failed by Storm's message timeout, long after (scaled down here).
     const timesOut = this.mode === 'chaos' && this.rng.chance(0.01);
-    const delay = timesOut ? this.rng.int(2_000, 6_000) : this.rng.chance(0.9) ? this.rng.int(1, 60) : this.rng.int(60, 1_500);
+    const delay = timesOut
+      ? this.rng.int(2_000, 6_000)
+      : this.rng.chance(0.9)
+        ? this.rng.int(1, 60)
+        : this.rng.int(60, 1_500);
     this.loop.after(instance.owner, delay, () => {
       owed?.set(id, (owed.get(id) ?? 1) - 1);
       if (instance.stopping) return;
@@ -297,7 +361,9 @@ export class Simulation {
         if (!timesOut) this.planned.set(id, failures - 1);
         this.log(instance.name, timesOut ? `fail ${id} (message timeout)` : `fail ${id}`, true);
         this.command(instance, 'fail', () =>
-          instance.spout.fail(id, { emitUnanchored: () => this.checker.fail('crash', `${instance.name} gave up ${id}, with unlimited retries`) }),
+          instance.spout.fail(id, {
+            emitUnanchored: () => this.checker.fail('crash', `${instance.name} gave up ${id}, with unlimited retries`),
+          }),
         );
       } else {
         this.log(instance.name, `ack ${id}`, true);
@@ -346,7 +412,10 @@ export class Simulation {
       if (!instance?.owner.alive || instance.stopping) continue;
       instance.lastToggleAt = Math.max(instance.lastToggleAt, this.loop.now + this.rng.int(0, 20));
       this.loop.at(instance.owner, instance.lastToggleAt, () => {
-        if (!instance.stopping) this.command(instance, active ? 'activate' : 'deactivate', () => (active ? instance.coordinator.activate() : instance.coordinator.deactivate()));
+        if (!instance.stopping)
+          this.command(instance, active ? 'activate' : 'deactivate', () =>
+            active ? instance.coordinator.activate() : instance.coordinator.deactivate(),
+          );
       });
     }
   }
@@ -361,7 +430,15 @@ export class Simulation {
         const n = this.stream.recordCount;
         // Some records are KPL aggregates (made by aws-kinesis-agg): one tuple per user record, checkpoints inside them.
         const users = this.rng.chance(0.15) ? this.rng.int(2, MAX_USER_RECORDS) : 0;
-        const data = users === 0 ? Buffer.from(`{"n":${n}}`) : kplAggregate(Array.from({ length: users }, (_, i) => ({ partitionKey: `${key}-${i}`, data: `{"n":${n},"sub":${i}}` }))).data;
+        const data =
+          users === 0
+            ? Buffer.from(`{"n":${n}}`)
+            : kplAggregate(
+                Array.from({ length: users }, (_, i) => ({
+                  partitionKey: `${key}-${i}`,
+                  data: `{"n":${n},"sub":${i}}`,
+                })),
+              ).data;
         const record = this.stream.put(key, this.rng.next(), data, users);
         this.log('kinesis', `put ${record.shardId}:${record.sequenceNumber}`, true);
       }
@@ -381,7 +458,9 @@ export class Simulation {
 
   private chaosEvent(): void {
     const r = this.rng.next();
-    const live = this.slots.filter((i): i is SpoutProcess => i !== undefined && i.owner.state.kind === 'running' && !i.stopping);
+    const live = this.slots.filter(
+      (i): i is SpoutProcess => i !== undefined && i.owner.state.kind === 'running' && !i.stopping,
+    );
     const someone = live.length > 0 ? this.rng.pick(live) : undefined;
     const timeout = this.config.zookeeper.sessionTimeoutMs;
     // Planned runs: only reshards (and tasks joining); nobody dies, pauses or stops, the topology stays active.
@@ -403,7 +482,8 @@ export class Simulation {
     } else if (r < 0.32) {
       if (someone) this.kill(someone);
     } else if (r < 0.5) {
-      if (someone) this.pause(someone, this.rng.chance(0.5) ? this.rng.int(50, timeout) : this.rng.int(timeout, timeout * 2.5));
+      if (someone)
+        this.pause(someone, this.rng.chance(0.5) ? this.rng.int(50, timeout) : this.rng.int(timeout, timeout * 2.5));
     } else if (r < 0.6) {
       this.setActive(!this.stormActive);
     } else if (r < 0.7) {
@@ -418,10 +498,16 @@ export class Simulation {
     this.log('sim', 'QUIET: no more faults, no more records; every process back; everything must converge');
     for (const damage of this.operator.damage) {
       // A process that read the damaged node and is still alive has had a few seconds to say so.
-      const read = damage.reads.find((r) => this.loop.now - r.at >= REPORT_WITHIN_MS && this.server.isAlive(r.sessionId));
+      const read = damage.reads.find(
+        (r) => this.loop.now - r.at >= REPORT_WITHIN_MS && this.server.isAlive(r.sessionId),
+      );
       if (!read) continue;
       const reported = this.errors.some((e) => e.at >= damage.at && e.message.includes(damage.shardId));
-      if (!reported) this.checker.fail('silent', `${damage.path} (${damage.kind}) since ${damage.at} ms, read at ${read.at} ms by session ${read.sessionId}, still alive, and no process reported it to Storm with an error naming ${damage.shardId}`);
+      if (!reported)
+        this.checker.fail(
+          'silent',
+          `${damage.path} (${damage.kind}) since ${damage.at} ms, read at ${read.at} ms by session ${read.sessionId}, still alive, and no process reported it to Storm with an error naming ${damage.shardId}`,
+        );
     }
     this.operator.repair();
     if (!this.stormActive) this.setActive(true);

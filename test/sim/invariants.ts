@@ -74,7 +74,9 @@ function rankOf(position: StoredPosition): Rank {
 function describe(position: StoredPosition | undefined): string {
   if (!position) return '(none)';
   if (position.kind !== 'AFTER') return position.kind;
-  return position.subSequence === undefined ? `AFTER ${position.sequenceNumber}` : `AFTER ${position.sequenceNumber}:${position.subSequence}`;
+  return position.subSequence === undefined
+    ? `AFTER ${position.sequenceNumber}`
+    : `AFTER ${position.sequenceNumber}:${position.subSequence}`;
 }
 
 function positionIn(data: Buffer | undefined): StoredPosition | undefined {
@@ -139,7 +141,12 @@ export class InvariantChecker {
   private closedAtStart(shardId: string): boolean {
     this.bootstrap ??= this.readBootstrap();
     const b = this.bootstrap;
-    return b !== undefined && b.initialPosition === 'LATEST' && b.shardsAtStart.includes(shardId) && !b.openAtStart.includes(shardId);
+    return (
+      b !== undefined &&
+      b.initialPosition === 'LATEST' &&
+      b.shardsAtStart.includes(shardId) &&
+      !b.openAtStart.includes(shardId)
+    );
   }
 
   private readBootstrap(): StoredBootstrap | undefined {
@@ -163,20 +170,44 @@ export class InvariantChecker {
     const key = sub === undefined ? `${shardId}:${sequenceNumber}` : `${shardId}:${sequenceNumber}:${sub}`;
     if (!shard || !record) return this.fail('phantom', `${who} emitted ${key}, which is not in the stream`);
     // An aggregate's user records have ids with their sub-sequence; a plain record has none.
-    if (!SimStream.unitsOf(record).includes(key)) return this.fail('phantom', `${who} emitted ${key}, which is not an id of ${record.users === 0 ? 'the plain record' : `the aggregate of ${record.users}`} ${shardId}:${sequenceNumber}`);
-    if (!this.expected(shardId, record.arrivalMs)) return this.fail('phantom', `${who} emitted ${key}, which is before the initial position`);
+    if (!SimStream.unitsOf(record).includes(key))
+      return this.fail(
+        'phantom',
+        `${who} emitted ${key}, which is not an id of ${record.users === 0 ? 'the plain record' : `the aggregate of ${record.users}`} ${shardId}:${sequenceNumber}`,
+      );
+    if (!this.expected(shardId, record.arrivalMs))
+      return this.fail('phantom', `${who} emitted ${key}, which is before the initial position`);
     const stored = this.checkpointOf(shardId);
-    if (stored?.kind === 'AFTER' && unitRank(sequenceNumber, sub) <= rankOf(stored)) return this.fail('covered', `${who} emitted ${key}, which the checkpoint of ${shardId} (${describe(stored)}) already covers`);
+    if (stored?.kind === 'AFTER' && unitRank(sequenceNumber, sub) <= rankOf(stored))
+      return this.fail(
+        'covered',
+        `${who} emitted ${key}, which the checkpoint of ${shardId} (${describe(stored)}) already covers`,
+      );
     this.emitted.set(key, (this.emitted.get(key) ?? 0) + 1);
-    if (this.forbidDuplicates && this.acked.has(key)) return this.fail('duplicate', `${who} emitted ${key} again after it was acked, though no process crashed and ZooKeeper never failed`);
+    if (this.forbidDuplicates && this.acked.has(key))
+      return this.fail(
+        'duplicate',
+        `${who} emitted ${key} again after it was acked, though no process crashed and ZooKeeper never failed`,
+      );
     const lease = this.server.node(this.leasesPrefix + shardId);
     if (!lease) return this.fail('one-reader', `${who} emitted ${key} while nobody holds the lease on ${shardId}`);
     if (!sessions.has(lease.ephemeralOwner)) {
-      return this.fail('one-reader', `${who} emitted ${key} while the lease on ${shardId} belongs to session ${lease.ephemeralOwner}, not one of ${who}'s (${[...sessions].join(', ')})`);
+      return this.fail(
+        'one-reader',
+        `${who} emitted ${key} while the lease on ${shardId} belongs to session ${lease.ephemeralOwner}, not one of ${who}'s (${[...sessions].join(', ')})`,
+      );
     }
-    if (!this.server.isAlive(lease.ephemeralOwner)) return this.fail('one-reader', `${who} emitted ${key} on the lease of its expired session ${lease.ephemeralOwner}`);
+    if (!this.server.isAlive(lease.ephemeralOwner))
+      return this.fail(
+        'one-reader',
+        `${who} emitted ${key} on the lease of its expired session ${lease.ephemeralOwner}`,
+      );
     for (const parent of shard.parents) {
-      if (!this.finished.has(parent) && !this.closedAtStart(parent)) return this.fail('parents-first', `${who} emitted ${key} while parent ${parent} is at ${describe(this.checkpointOf(parent))}`);
+      if (!this.finished.has(parent) && !this.closedAtStart(parent))
+        return this.fail(
+          'parents-first',
+          `${who} emitted ${key} while parent ${parent} is at ${describe(this.checkpointOf(parent))}`,
+        );
     }
   }
 
@@ -193,28 +224,50 @@ export class InvariantChecker {
 
   private onNodeChange(change: NodeChange): void {
     if (change.by !== undefined && this.outsiders.has(change.by)) return;
-    if (change.path.startsWith(this.leasesPrefix) && !change.before && change.after) this.countTake(change.by ?? '', change.path);
+    if (change.path.startsWith(this.leasesPrefix) && !change.before && change.after)
+      this.countTake(change.by ?? '', change.path);
     if (!change.path.startsWith(this.checkpointsPrefix)) return;
     const shardId = change.path.slice(this.checkpointsPrefix.length);
     const shard = this.stream.shards.get(shardId);
     const before = positionIn(change.before?.data);
     const after = positionIn(change.after?.data);
     const by = change.by ?? 'the server';
-    if (!shard) return this.fail('checkpoint-backwards', `checkpoint written for ${shardId}, which the stream never had`);
-    if (!change.after) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} removed (was ${describe(before)}) by ${by} while the stream still has the shard`);
-    if (!after) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} written by ${by} holds no position: ${change.after.data.toString('utf8')}`);
+    if (!shard)
+      return this.fail('checkpoint-backwards', `checkpoint written for ${shardId}, which the stream never had`);
+    if (!change.after)
+      return this.fail(
+        'checkpoint-backwards',
+        `checkpoint of ${shardId} removed (was ${describe(before)}) by ${by} while the stream still has the shard`,
+      );
+    if (!after)
+      return this.fail(
+        'checkpoint-backwards',
+        `checkpoint of ${shardId} written by ${by} holds no position: ${change.after.data.toString('utf8')}`,
+      );
     this.trace(`checkpoint ${shardId}: ${describe(before)} -> ${describe(after)} (session ${by})`);
     if (after.kind === 'SHARD_END') this.finished.add(shardId);
-    if (before && rankOf(after) < rankOf(before)) return this.fail('checkpoint-backwards', `checkpoint of ${shardId} moved back from ${describe(before)} to ${describe(after)} (session ${by})`);
+    if (before && rankOf(after) < rankOf(before))
+      return this.fail(
+        'checkpoint-backwards',
+        `checkpoint of ${shardId} moved back from ${describe(before)} to ${describe(after)} (session ${by})`,
+      );
     const limit = rankOf(after);
     if (limit < 0n) return;
-    if (after.kind === 'SHARD_END' && shard.endingSequenceNumber === undefined) return this.fail('finished-unread', `${shardId} marked SHARD_END by ${by} but it is still open`);
+    if (after.kind === 'SHARD_END' && shard.endingSequenceNumber === undefined)
+      return this.fail('finished-unread', `${shardId} marked SHARD_END by ${by} but it is still open`);
     const unacked = shard.records
       .filter((r) => BigInt(r.sequenceNumber) * SUB_SLOTS <= limit && this.expected(shardId, r.arrivalMs))
-      .flatMap((r) => SimStream.unitsOf(r).filter((id, sub) => unitRank(r.sequenceNumber, r.users === 0 ? undefined : sub) <= limit && !this.acked.has(id)));
+      .flatMap((r) =>
+        SimStream.unitsOf(r).filter(
+          (id, sub) => unitRank(r.sequenceNumber, r.users === 0 ? undefined : sub) <= limit && !this.acked.has(id),
+        ),
+      );
     if (unacked.length > 0) {
       const invariant = after.kind === 'SHARD_END' ? 'finished-unread' : 'checkpoint-unacked';
-      this.fail(invariant, `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0]})`);
+      this.fail(
+        invariant,
+        `checkpoint of ${shardId} set to ${describe(after)} by ${by} while ${unacked.length} record(s) at or below it were never acked (first ${unacked[0]})`,
+      );
     }
   }
 
@@ -227,7 +280,8 @@ export class InvariantChecker {
       return;
     }
     window.count += 1;
-    if (window.count > CHURN_LIMIT) this.fail('churn', `session ${session} took ${path} ${window.count} times within a second`);
+    if (window.count > CHURN_LIMIT)
+      this.fail('churn', `session ${session} took ${path} ${window.count} times within a second`);
   }
 
   checkWatchers(who: string, path: string, pending: number): void {
@@ -261,10 +315,12 @@ export class InvariantChecker {
       const holder = lease ? `lease held by session ${lease.ephemeralOwner}` : 'no lease';
       const expected = shard.records.filter((r) => this.expected(shard.shardId, r.arrivalMs));
       if (shard.endingSequenceNumber !== undefined) {
-        if (position?.kind !== 'SHARD_END' && !this.closedAtStart(shard.shardId)) return `closed ${shard.shardId} is at ${describe(position)}, not SHARD_END (${holder})`;
+        if (position?.kind !== 'SHARD_END' && !this.closedAtStart(shard.shardId))
+          return `closed ${shard.shardId} is at ${describe(position)}, not SHARD_END (${holder})`;
       } else if (expected.length > 0) {
         const last = expected[expected.length - 1].sequenceNumber;
-        if (position?.kind !== 'AFTER' || position.sequenceNumber !== last) return `open ${shard.shardId} is at ${describe(position)}, not after its last record ${last} (${holder})`;
+        if (position?.kind !== 'AFTER' || position.sequenceNumber !== last)
+          return `open ${shard.shardId} is at ${describe(position)}, not after its last record ${last} (${holder})`;
       }
     }
     return undefined;

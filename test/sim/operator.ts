@@ -30,16 +30,25 @@ export class Operator {
     private readonly log: (what: string) => void,
     private readonly clock: () => number,
   ) {
-    this.sessionId = server.openSession(Number.MAX_SAFE_INTEGER, { watchFired: () => undefined, expired: () => undefined });
+    this.sessionId = server.openSession(Number.MAX_SAFE_INTEGER, {
+      watchFired: () => undefined,
+      expired: () => undefined,
+    });
     server.readers.push((path, sessionId, data) => {
       if (sessionId === this.sessionId) return;
-      for (const damage of this.damage) if (damage.path === path && data.toString('utf8') === damage.written) damage.reads.push({ at: this.clock(), sessionId });
+      for (const damage of this.damage)
+        if (damage.path === path && data.toString('utf8') === damage.written)
+          damage.reads.push({ at: this.clock(), sessionId });
     });
   }
 
   /** Damages one unfinished shard's node (a finished shard's nodes are never read again); false when none suits. */
   corrupt(stream: SimStream, rng: Random, now: number): boolean {
-    const unfinished = [...stream.shards.values()].filter((s) => !this.server.node(`${this.base}/finished/${s.shardId}`) && !this.server.node(`${this.base}/checkpoints/${s.shardId}`)?.data.toString('utf8').includes('SHARD_END'));
+    const unfinished = [...stream.shards.values()].filter(
+      (s) =>
+        !this.server.node(`${this.base}/finished/${s.shardId}`) &&
+        !this.server.node(`${this.base}/checkpoints/${s.shardId}`)?.data.toString('utf8').includes('SHARD_END'),
+    );
     if (unfinished.length === 0) return false;
     const shard = rng.pick(unfinished);
     if (this.damage.some((d) => d.shardId === shard.shardId)) return false;
@@ -47,7 +56,12 @@ export class Operator {
       const path = `${this.base}/leases/${shard.shardId}`;
       if (this.server.node(path)) return false;
       const written = '{"owner":"someone-by-hand"}';
-      const reply = this.server.apply(this.sessionId, { op: 'create', path, data: Buffer.from(written), ephemeral: false });
+      const reply = this.server.apply(this.sessionId, {
+        op: 'create',
+        path,
+        data: Buffer.from(written),
+        ephemeral: false,
+      });
       if (!reply.ok) return false;
       this.damage.push({ kind: 'lease without version', path, shardId: shard.shardId, at: now, written, reads: [] });
     } else {
@@ -56,7 +70,15 @@ export class Operator {
       if (!node) return false;
       const written = 'not json {';
       this.server.apply(this.sessionId, { op: 'setData', path, data: Buffer.from(written), version: -1 });
-      this.damage.push({ kind: 'checkpoint not JSON', path, shardId: shard.shardId, at: now, written, previous: node.data, reads: [] });
+      this.damage.push({
+        kind: 'checkpoint not JSON',
+        path,
+        shardId: shard.shardId,
+        at: now,
+        written,
+        previous: node.data,
+        reads: [],
+      });
     }
     this.log(`CORRUPTED ${this.damage[this.damage.length - 1].path} (${this.damage[this.damage.length - 1].kind})`);
     return true;
@@ -67,7 +89,8 @@ export class Operator {
     for (const damage of this.damage) {
       const node = this.server.node(damage.path);
       if (damage.kind === 'lease without version') {
-        if (node?.ephemeralOwner === '0') this.server.apply(this.sessionId, { op: 'remove', path: damage.path, version: -1 });
+        if (node?.ephemeralOwner === '0')
+          this.server.apply(this.sessionId, { op: 'remove', path: damage.path, version: -1 });
       } else if (node && node.data.toString('utf8') === 'not json {' && damage.previous) {
         this.server.apply(this.sessionId, { op: 'setData', path: damage.path, data: damage.previous, version: -1 });
       }

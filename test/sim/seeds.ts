@@ -35,11 +35,22 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
   const without = list(env.SIM_WITHOUT);
   const ignore = list(env.SIM_IGNORE);
   const mode = env.SIM_MODE === 'chaos' || env.SIM_MODE === 'planned' ? env.SIM_MODE : undefined;
-  if (env.SIM_MODE !== undefined && mode === undefined) throw new Error(`SIM_MODE: chaos or planned, not ${env.SIM_MODE}`);
-  for (const name of without) if (!(name in NO_FAULTS)) throw new Error(`SIM_WITHOUT: unknown fault ${name}; known: ${Object.keys(NO_FAULTS).join(', ')}`);
+  if (env.SIM_MODE !== undefined && mode === undefined)
+    throw new Error(`SIM_MODE: chaos or planned, not ${env.SIM_MODE}`);
+  for (const name of without)
+    if (!(name in NO_FAULTS))
+      throw new Error(`SIM_WITHOUT: unknown fault ${name}; known: ${Object.keys(NO_FAULTS).join(', ')}`);
   const typed = without as (keyof FaultRates)[];
-  if (env.SIM_SEED !== undefined) return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode };
-  return { first: Number(env.SIM_FIRST_SEED ?? 1), count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS), replay: false, without: typed, ignore, mode };
+  if (env.SIM_SEED !== undefined)
+    return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode };
+  return {
+    first: Number(env.SIM_FIRST_SEED ?? 1),
+    count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS),
+    replay: false,
+    without: typed,
+    ignore,
+    mode,
+  };
 }
 
 export interface SeedsReport {
@@ -87,7 +98,9 @@ export function replayCommand(seed: number, plan: SeedPlan): string {
 
 /** What a failing run prints: the tally, then the first failing seed, its violation, its last trace lines, and how to replay it. */
 export function describeReport(report: SeedsReport, plan: SeedPlan): string {
-  const lines = [`simulation: ${report.seeds} seed(s) from ${plan.first} in ${(report.elapsedMs / 1000).toFixed(1)} s (${(report.elapsedMs / Math.max(1, report.seeds)).toFixed(1)} ms per seed, ${(report.virtualMs / 1000).toFixed(0)} virtual s)`];
+  const lines = [
+    `simulation: ${report.seeds} seed(s) from ${plan.first} in ${(report.elapsedMs / 1000).toFixed(1)} s (${(report.elapsedMs / Math.max(1, report.seeds)).toFixed(1)} ms per seed, ${(report.virtualMs / 1000).toFixed(0)} virtual s)`,
+  ];
   for (const [invariant, seeds] of report.failures) {
     lines.push(`  ${invariant}: ${seeds.length} seed(s), e.g. ${seeds.slice(0, 10).join(' ')}`);
   }

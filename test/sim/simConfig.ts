@@ -32,7 +32,11 @@ export function drawConfig(r: Random, planned: boolean, initialPosition: 'LATEST
       shardSyncIntervalMs: r.int(1_000, 3_000),
       handoffTimeoutMs: planned ? 20_000 : r.int(100, 2_000),
       // Unlimited: the checks expect every record acked, poison ones included once the faults stop.
-      retry: { maxRetries: -1, initialBackoffMs: r.int(5, 100), maxBackoffMs: planned ? r.int(200, 1_000) : r.int(200, 2_000) },
+      retry: {
+        maxRetries: -1,
+        initialBackoffMs: r.int(5, 100),
+        maxBackoffMs: planned ? r.int(200, 1_000) : r.int(200, 2_000),
+      },
     },
   });
 }

@@ -56,7 +56,14 @@ export function launchProcess(world: ProcessWorld, slot: number, incarnation: nu
     new Promise((resolve, reject) => {
       const fails = plan.connectFails();
       loop.after(owner, fails ? options.sessionTimeoutMs : plan.requestDelay() + plan.replyDelay(), () => {
-        if (fails) return reject(new SpoutError(ErrorCode.ZooKeeper, `could not connect to ZooKeeper at ${options.connect} within ${options.sessionTimeoutMs} ms`, { retriable: true }));
+        if (fails)
+          return reject(
+            new SpoutError(
+              ErrorCode.ZooKeeper,
+              `could not connect to ZooKeeper at ${options.connect} within ${options.sessionTimeoutMs} ms`,
+              { retriable: true },
+            ),
+          );
         const zk = new SimZooKeeper(loop, owner, world.server, plan, options, world.hooks(name));
         sessions.add(zk.sessionId);
         resolve(zk);

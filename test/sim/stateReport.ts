@@ -24,7 +24,11 @@ function localShards(p: SpoutProcess): string {
   }
 }
 
-export function describeState(stream: SimStream, server: ZkServer, processes: readonly (SpoutProcess | undefined)[]): string[] {
+export function describeState(
+  stream: SimStream,
+  server: ZkServer,
+  processes: readonly (SpoutProcess | undefined)[],
+): string[] {
   const lines: string[] = [];
   const holderOf = (session: string) => processes.find((p) => p?.sessions.has(session));
   for (const shard of stream.shards.values()) {
@@ -32,12 +36,18 @@ export function describeState(stream: SimStream, server: ZkServer, processes: re
     const lease = server.node(`${BASE}/leases/${shard.shardId}`);
     const holder = lease && holderOf(lease.ephemeralOwner);
     const local = holder && localPhase(holder, shard.shardId);
-    const held = holder ? `${holder.name}, ${holder.owner.state.kind}, ${local ? `holds it: ${local}` : 'does NOT hold it locally'}` : 'no live process';
-    const leaseText = lease ? `lease: session ${lease.ephemeralOwner} (${held}${server.isAlive(lease.ephemeralOwner) ? '' : ', session dead'})` : 'lease: none';
+    const held = holder
+      ? `${holder.name}, ${holder.owner.state.kind}, ${local ? `holds it: ${local}` : 'does NOT hold it locally'}`
+      : 'no live process';
+    const leaseText = lease
+      ? `lease: session ${lease.ephemeralOwner} (${held}${server.isAlive(lease.ephemeralOwner) ? '' : ', session dead'})`
+      : 'lease: none';
     const parents = shard.parents.length ? ` parents ${shard.parents.join('+')}` : '';
     // Owner and time stamps only make lines longer.
     const stored = checkpoint.replace(/"(owner|updatedAt)":"[^"]*",?/g, '');
-    lines.push(`${shard.shardId}${parents} ${shard.endingSequenceNumber ? 'closed' : 'open'} ${shard.records.length} records; ${leaseText}; checkpoint ${stored}`);
+    lines.push(
+      `${shard.shardId}${parents} ${shard.endingSequenceNumber ? 'closed' : 'open'} ${shard.records.length} records; ${leaseText}; checkpoint ${stored}`,
+    );
   }
   for (const p of processes) {
     if (!p) continue;

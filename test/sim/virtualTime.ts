@@ -108,9 +108,14 @@ export class SimLoop {
    * `afterStep` runs after every timer and its promise callbacks (the invariant checks); `crashed` gets
    * what a timer threw.
    */
-  async run(until: number, afterStep: () => void, stop: () => boolean = () => false, crashed: (err: unknown, owner: Owner) => void = (err) => {
-    throw err;
-  }): Promise<void> {
+  async run(
+    until: number,
+    afterStep: () => void,
+    stop: () => boolean = () => false,
+    crashed: (err: unknown, owner: Owner) => void = (err) => {
+      throw err;
+    },
+  ): Promise<void> {
     for (;;) {
       const next = this.timers.peek();
       if (!next || next.at > until) {

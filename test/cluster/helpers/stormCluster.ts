@@ -26,7 +26,11 @@ export class StormCluster {
   readonly supervisor: Daemon;
   private readonly children: ChildProcess[] = [];
 
-  constructor(readonly home: StormHome, readonly nimbusPort: number, env: NodeJS.ProcessEnv) {
+  constructor(
+    readonly home: StormHome,
+    readonly nimbusPort: number,
+    env: NodeJS.ProcessEnv,
+  ) {
     this.nimbus = this.daemon('nimbus', 'org.apache.storm.daemon.nimbus.Nimbus', env);
     // Workers inherit the supervisor's environment: the spout's AWS credentials come from there.
     this.supervisor = this.daemon('supervisor', 'org.apache.storm.daemon.supervisor.Supervisor', env);
@@ -37,13 +41,22 @@ export class StormCluster {
     const fd = openSync(logFile, 'a');
     let child: ChildProcess;
     try {
-      child = spawn('java', [...this.jvm(name), '-cp', this.home.daemonClasspath, main], { cwd: this.home.dir, env, stdio: ['ignore', fd, fd] });
+      child = spawn('java', [...this.jvm(name), '-cp', this.home.daemonClasspath, main], {
+        cwd: this.home.dir,
+        env,
+        stdio: ['ignore', fd, fd],
+      });
     } finally {
       closeSync(fd);
     }
     this.children.push(child);
     child.once('error', () => undefined);
-    return { name, pid: child.pid ?? -1, logFile, exited: () => child.exitCode !== null || child.signalCode !== null || child.pid === undefined };
+    return {
+      name,
+      pid: child.pid ?? -1,
+      logFile,
+      exited: () => child.exitCode !== null || child.signalCode !== null || child.pid === undefined,
+    };
   }
 
   /** The system properties the `storm` script gives its JVMs. */
@@ -70,13 +83,19 @@ export class StormCluster {
   }
 
   /** Polls, failing early (with the daemons' logs) if either daemon dies. */
-  async waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  async waitFor<T>(
+    what: string,
+    probe: () => T | undefined | false | Promise<T | undefined | false>,
+    timeoutMs = 60_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await probe();
       if (value !== undefined && value !== false) return value;
-      for (const d of [this.nimbus, this.supervisor]) if (d.exited()) throw new Error(`${d.name} exited while waiting for ${what}\n${this.logTail()}`);
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${this.logTail()}`);
+      for (const d of [this.nimbus, this.supervisor])
+        if (d.exited()) throw new Error(`${d.name} exited while waiting for ${what}\n${this.logTail()}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${this.logTail()}`);
       await sleep(250);
     }
   }
@@ -86,12 +105,33 @@ export class StormCluster {
    * naming the jar StormSubmitter uploads.
    */
   submit(jar: string, main: string, args: string[]): Promise<string> {
-    return this.run('storm jar', ['-Xmx256m', '-XX:+UseSerialGC', `-Dstorm.home=${this.home.dir}`, `-Dstorm.jar=${jar}`, '-cp', `${jar}:${this.home.clientClasspath}`, main, ...args]);
+    return this.run('storm jar', [
+      '-Xmx256m',
+      '-XX:+UseSerialGC',
+      `-Dstorm.home=${this.home.dir}`,
+      `-Dstorm.jar=${jar}`,
+      '-cp',
+      `${jar}:${this.home.clientClasspath}`,
+      main,
+      ...args,
+    ]);
   }
 
   /** `storm <command> <args>`: deactivate, activate, rebalance, kill, list, as storm-core's command classes. */
-  command(name: 'Activate' | 'Deactivate' | 'Rebalance' | 'KillTopology' | 'ListTopologies', args: string[]): Promise<string> {
-    return this.run(name, ['-Xmx128m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', `-Dstorm.home=${this.home.dir}`, '-cp', this.home.daemonClasspath, `org.apache.storm.command.${name}`, ...args]);
+  command(
+    name: 'Activate' | 'Deactivate' | 'Rebalance' | 'KillTopology' | 'ListTopologies',
+    args: string[],
+  ): Promise<string> {
+    return this.run(name, [
+      '-Xmx128m',
+      '-XX:+UseSerialGC',
+      '-XX:TieredStopAtLevel=1',
+      `-Dstorm.home=${this.home.dir}`,
+      '-cp',
+      this.home.daemonClasspath,
+      `org.apache.storm.command.${name}`,
+      ...args,
+    ]);
   }
 
   /** What `storm list` says of a topology: its status (ACTIVE, INACTIVE, REBALANCING, ...) and Nimbus's count of its workers. */
@@ -115,7 +155,8 @@ export class StormCluster {
       child.once('close', (code, signal) => {
         clearTimeout(timer);
         if (code === 0) resolve(output);
-        else reject(new Error(`${what} ${args.slice(-3).join(' ')} failed (${code ?? signal}):\n${output.slice(-4000)}`));
+        else
+          reject(new Error(`${what} ${args.slice(-3).join(' ')} failed (${code ?? signal}):\n${output.slice(-4000)}`));
       });
     });
   }
@@ -145,11 +186,15 @@ export class StormCluster {
   }
 
   workerLog(): string {
-    return this.workerLogs().map((f) => readFileSync(f, 'utf8')).join('\n');
+    return this.workerLogs()
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
   }
 
   logTail(chars = 6_000): string {
-    const parts = [this.nimbus, this.supervisor].map((d) => `--- ${d.name} (pid ${d.pid}) ${d.logFile}\n${this.log(d).slice(-chars)}`);
+    const parts = [this.nimbus, this.supervisor].map(
+      (d) => `--- ${d.name} (pid ${d.pid}) ${d.logFile}\n${this.log(d).slice(-chars)}`,
+    );
     for (const file of this.workerLogs()) parts.push(`--- ${file}\n${readFileSync(file, 'utf8').slice(-chars)}`);
     return parts.join('\n');
   }
@@ -163,8 +208,10 @@ export class StormCluster {
     for (const pid of tree) kill(pid, 'SIGKILL');
     for (const child of this.children) if (child.pid !== undefined) kill(child.pid, 'SIGTERM');
     const deadline = Date.now() + 10_000;
-    while (this.children.some((c) => c.exitCode === null && c.signalCode === null) && Date.now() < deadline) await sleep(100);
-    for (const child of this.children) if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) kill(child.pid, 'SIGKILL');
+    while (this.children.some((c) => c.exitCode === null && c.signalCode === null) && Date.now() < deadline)
+      await sleep(100);
+    for (const child of this.children)
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) kill(child.pid, 'SIGKILL');
     const end = Date.now() + 10_000;
     while ([...tree, ...this.children.map((c) => c.pid ?? -1)].some(alive) && Date.now() < end) await sleep(100);
   }

@@ -49,10 +49,19 @@ export function assembleStormHome(dir: string): StormHome {
 
 /** Offline first: once ~/.m2 holds Storm, no registry is asked; a fresh machine falls back to Maven Central. */
 function copyDependencies(artifact: string, into: string): void {
-  const args = ['-B', '-q', 'dependency:copy-dependencies', `-Dstorm.home.artifact=${artifact}`, `-Dstorm.home.dir=${into}`];
+  const args = [
+    '-B',
+    '-q',
+    'dependency:copy-dependencies',
+    `-Dstorm.home.artifact=${artifact}`,
+    `-Dstorm.home.dir=${into}`,
+  ];
   let result = spawnSync('mvn', ['-o', ...args], { cwd: POM_DIR, encoding: 'utf8', timeout: 10 * 60_000 });
   if (result.status !== 0) result = spawnSync('mvn', args, { cwd: POM_DIR, encoding: 'utf8', timeout: 10 * 60_000 });
-  if (result.status !== 0) throw new Error(`mvn dependency:copy-dependencies (${artifact}) failed:\n${`${result.stdout}${result.stderr}`.slice(-4000)}`);
+  if (result.status !== 0)
+    throw new Error(
+      `mvn dependency:copy-dependencies (${artifact}) failed:\n${`${result.stdout}${result.stderr}`.slice(-4000)}`,
+    );
 }
 
 /**
@@ -61,7 +70,12 @@ function copyDependencies(artifact: string, into: string): void {
  * interface: Storm 2.8 has no setting for their bind address), every state folder inside the home.
  * Heaps are small and timings short so that the cluster fits a busy 2-core machine.
  */
-export function writeStormYaml(home: StormHome, zookeeperPort: number, ports: Ports, extra: Record<string, unknown> = {}): void {
+export function writeStormYaml(
+  home: StormHome,
+  zookeeperPort: number,
+  ports: Ports,
+  extra: Record<string, unknown> = {},
+): void {
   const conf: Record<string, unknown> = {
     'storm.zookeeper.servers': ['127.0.0.1'],
     'storm.zookeeper.port': zookeeperPort,

@@ -14,7 +14,13 @@ export class ContinuousWriter {
   private loop: Promise<void> = Promise.resolve();
   private failure: Error | undefined;
 
-  constructor(private readonly client: KinesisClient, private readonly stream: string, private readonly batch = 10, private readonly pauseMs = 400, private readonly keys = 24) {}
+  constructor(
+    private readonly client: KinesisClient,
+    private readonly stream: string,
+    private readonly batch = 10,
+    private readonly pauseMs = 400,
+    private readonly keys = 24,
+  ) {}
 
   start(): void {
     this.running = true;

@@ -11,7 +11,10 @@ export interface Put extends PutResult {
 }
 
 export function records(n: number, prefix: string, keys = 16): { partitionKey: string; data: string }[] {
-  return Array.from({ length: n }, (_, i) => ({ partitionKey: `key-${i % keys}`, data: JSON.stringify({ n: i, prefix }) }));
+  return Array.from({ length: n }, (_, i) => ({
+    partitionKey: `key-${i % keys}`,
+    data: JSON.stringify({ n: i, prefix }),
+  }));
 }
 
 export function withInput(input: { partitionKey: string; data: string }[], results: PutResult[]): Put[] {
@@ -27,13 +30,19 @@ export function missing(received: Received[], put: PutResult[]): string[] {
 export async function waitReceived(topology: LocalTopology, put: PutResult[], timeoutMs = 60_000): Promise<Received[]> {
   let left: string[] = [];
   try {
-    return await topology.waitFor('every record put to be received', () => {
-      const received = topology.received();
-      left = missing(received, put);
-      return left.length === 0 && received;
-    }, timeoutMs);
+    return await topology.waitFor(
+      'every record put to be received',
+      () => {
+        const received = topology.received();
+        left = missing(received, put);
+        return left.length === 0 && received;
+      },
+      timeoutMs,
+    );
   } catch (err) {
-    throw new Error(`${left.length} of ${put.length} records never received, e.g. ${left.slice(0, 3).join(', ')}\n${(err as Error).message}`);
+    throw new Error(
+      `${left.length} of ${put.length} records never received, e.g. ${left.slice(0, 3).join(', ')}\n${(err as Error).message}`,
+    );
   }
 }
 
@@ -41,7 +50,12 @@ export async function waitReceived(topology: LocalTopology, put: PutResult[], ti
  * Shards whose checkpoint does not yet cover the last record put to them (a closed shard must be at
  * SHARD_END). The spout moves a checkpoint only past records below which everything was acked.
  */
-export async function checkpointsBehind(services: Services, stream: string, app: string, put: PutResult[]): Promise<string[]> {
+export async function checkpointsBehind(
+  services: Services,
+  stream: string,
+  app: string,
+  put: PutResult[],
+): Promise<string[]> {
   const last = new Map<string, bigint>();
   for (const r of put) {
     const seq = BigInt(r.sequenceNumber);
@@ -53,22 +67,39 @@ export async function checkpointsBehind(services: Services, stream: string, app:
     const target = last.get(shard.ShardId!);
     if (!closed && target === undefined) continue;
     const path = `/e2e/${app}/${stream}/checkpoints/${shard.ShardId}`;
-    const position = (await readJson(services.inspector, path))?.position as { kind: string; sequenceNumber?: string } | undefined;
-    const done = closed ? position?.kind === 'SHARD_END' : position?.kind === 'AFTER' && BigInt(position.sequenceNumber!) >= target!;
+    const position = (await readJson(services.inspector, path))?.position as
+      | { kind: string; sequenceNumber?: string }
+      | undefined;
+    const done = closed
+      ? position?.kind === 'SHARD_END'
+      : position?.kind === 'AFTER' && BigInt(position.sequenceNumber!) >= target!;
     if (!done) behind.push(`${shard.ShardId}: ${JSON.stringify(position)}`);
   }
   return behind;
 }
 
 /** Waits until every record put is acked, as far as the checkpoints tell. */
-export async function waitAllAcked(services: Services, topology: LocalTopology, stream: string, app: string, put: PutResult[], timeoutMs = 30_000): Promise<void> {
+export async function waitAllAcked(
+  services: Services,
+  topology: LocalTopology,
+  stream: string,
+  app: string,
+  put: PutResult[],
+  timeoutMs = 30_000,
+): Promise<void> {
   let behind: string[] = [];
-  await topology.waitFor('checkpoints to cover every record put', async () => {
-    behind = await checkpointsBehind(services, stream, app, put);
-    return behind.length === 0;
-  }, timeoutMs).catch((err: Error) => {
-    throw new Error(`checkpoints behind: ${behind.join('; ')}\n${err.message}`);
-  });
+  await topology
+    .waitFor(
+      'checkpoints to cover every record put',
+      async () => {
+        behind = await checkpointsBehind(services, stream, app, put);
+        return behind.length === 0;
+      },
+      timeoutMs,
+    )
+    .catch((err: Error) => {
+      throw new Error(`checkpoints behind: ${behind.join('; ')}\n${err.message}`);
+    });
 }
 
 /**

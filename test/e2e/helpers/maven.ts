@@ -17,7 +17,11 @@ const SPOUT_LICENSES = join(REPO, 'multilang/resources/kinesis-spout.THIRD-PARTY
 export const MODULE_DIR = join(REPO, 'storm');
 const MODULE_JAR = 'kinesis-shell-spout-0.1.0.jar';
 /** Where `mvn install` puts the module, and where the examples' builds take it from. */
-export const INSTALLED_MODULE_JAR = join(homedir(), '.m2/repository/io/github/kinesisshellspout/kinesis-shell-spout/0.1.0', MODULE_JAR);
+export const INSTALLED_MODULE_JAR = join(
+  homedir(),
+  '.m2/repository/io/github/kinesisshellspout/kinesis-shell-spout/0.1.0',
+  MODULE_JAR,
+);
 const LOCK_STALE_MS = 15 * 60_000;
 
 export interface Build {
@@ -37,7 +41,8 @@ export async function mavenBuild(projectDir: string, jarName: string): Promise<B
   await withLock(join(REPO, 'topology-examples', 'target', 'maven.lock'), () => {
     installModule();
     const hash = inputsHash(projectDir, [SPOUT_SCRIPT, INSTALLED_MODULE_JAR]);
-    const upToDate = existsSync(jar) && existsSync(classpathFile) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash;
+    const upToDate =
+      existsSync(jar) && existsSync(classpathFile) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash;
     if (upToDate) return;
     mvnOfflineFirst(projectDir, 'package');
     writeFileSync(stamp, hash);
@@ -63,7 +68,11 @@ function installModule(): void {
   const stamp = join(MODULE_DIR, 'target', 'e2e-inputs.sha256');
   const hash = inputsHash(MODULE_DIR, [SPOUT_SCRIPT, SPOUT_LICENSES]);
   const upToDate =
-    existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(built) && existsSync(INSTALLED_MODULE_JAR) && readFileSync(built).equals(readFileSync(INSTALLED_MODULE_JAR));
+    existsSync(stamp) &&
+    readFileSync(stamp, 'utf8') === hash &&
+    existsSync(built) &&
+    existsSync(INSTALLED_MODULE_JAR) &&
+    readFileSync(built).equals(readFileSync(INSTALLED_MODULE_JAR));
   if (upToDate) return;
   mvnOfflineFirst(MODULE_DIR, 'install');
   writeFileSync(stamp, hash);
@@ -77,8 +86,16 @@ function mvnOfflineFirst(cwd: string, goal: string): void {
 }
 
 function mvn(cwd: string, args: string[]): { status: number | null; output: string } {
-  const result = spawnSync('mvn', ['-B', ...args], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 15 * 60_000 });
-  return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
+  const result = spawnSync('mvn', ['-B', ...args], {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 15 * 60_000,
+  });
+  return {
+    status: result.status,
+    output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`,
+  };
 }
 
 function inputsHash(projectDir: string, extra: string[]): string {

@@ -4,7 +4,18 @@
  * its node children join, so stopping it stops them all, by group id.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Services } from '../../helpers/fixture';
@@ -46,7 +57,13 @@ export interface ExampleConfig {
 }
 
 /** The example's config file (topology-examples/README.md) with timings fast enough for tests. */
-export function exampleConfig(services: Services, stream: string, app: string, dir: string, overrides: Record<string, unknown> = {}): ExampleConfig {
+export function exampleConfig(
+  services: Services,
+  stream: string,
+  app: string,
+  dir: string,
+  overrides: Record<string, unknown> = {},
+): ExampleConfig {
   const { spout, ...rest } = overrides;
   return {
     topologyName: app,
@@ -107,7 +124,13 @@ export class LocalTopology {
   private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
   /** `main` and its leading args, e.g. ['io.github...KinesisTopology'] or ['clojure.main', '-m', 'ns']. */
-  constructor(build: Build, main: string[], readonly config: ExampleConfig, dir: string, run = 1) {
+  constructor(
+    build: Build,
+    main: string[],
+    readonly config: ExampleConfig,
+    dir: string,
+    run = 1,
+  ) {
     const configFile = join(dir, `config-${run}.json`);
     writeFileSync(configFile, JSON.stringify(config, null, 2));
     this.logFile = join(dir, `jvm-${run}.log`);
@@ -118,7 +141,17 @@ export class LocalTopology {
     try {
       this.child = spawn(
         'java',
-        ['-Xmx768m', '-XX:+UseSerialGC', `-Djava.io.tmpdir=${javaTmp}`, `-Dlog4j2.configurationFile=${LOG4J}`, '-cp', [build.jar, ...build.classpath].join(':'), ...main, 'local', configFile],
+        [
+          '-Xmx768m',
+          '-XX:+UseSerialGC',
+          `-Djava.io.tmpdir=${javaTmp}`,
+          `-Dlog4j2.configurationFile=${LOG4J}`,
+          '-cp',
+          [build.jar, ...build.classpath].join(':'),
+          ...main,
+          'local',
+          configFile,
+        ],
         {
           cwd: dir,
           detached: true, // its own process group, inherited by the spout processes
@@ -171,7 +204,10 @@ export class LocalTopology {
 
   /** Sends a command to the example's LocalRunner and waits for its answer line. */
   async control(command: string, timeoutMs = 30_000): Promise<void> {
-    const answered = () => this.log().split('\n').filter((l) => l.startsWith(`control: ${command} `));
+    const answered = () =>
+      this.log()
+        .split('\n')
+        .filter((l) => l.startsWith(`control: ${command} `));
     const before = answered().length;
     this.child.stdin!.write(`${command}\n`);
     await this.waitFor(`control: ${command}`, () => answered().length > before, timeoutMs);
@@ -180,13 +216,18 @@ export class LocalTopology {
   }
 
   /** Polls, failing early with the log if the JVM dies (a halted worker ends LocalCluster). */
-  async waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  async waitFor<T>(
+    what: string,
+    probe: () => T | undefined | false | Promise<T | undefined | false>,
+    timeoutMs = 60_000,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await probe();
       if (value !== undefined && value !== false) return value;
       if (this.exit) throw new Error(`LocalCluster exited while waiting for ${what}\n${this.logTail()}`);
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${this.logTail()}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${this.logTail()}`);
       await sleep(200);
     }
   }
@@ -221,10 +262,14 @@ export class LocalTopology {
 
   /** Storm (de)activates asynchronously: nimbus answers before the workers have told their spouts. */
   async waitSpouts(state: 'activated' | 'deactivated', count: number, timeoutMs = 30_000): Promise<void> {
-    await this.waitFor(`${count} spouts ${state}`, () => {
-      const states = [...this.liveSpouts().values()];
-      return states.length === count && states.every((s) => s === state);
-    }, timeoutMs);
+    await this.waitFor(
+      `${count} spouts ${state}`,
+      () => {
+        const states = [...this.liveSpouts().values()];
+        return states.length === count && states.every((s) => s === state);
+      },
+      timeoutMs,
+    );
   }
 
   /**
@@ -259,7 +304,9 @@ export async function withLogs(topologies: () => LocalTopology[], body: () => Pr
   try {
     await body();
   } catch (err) {
-    (err as Error).message += `\n${topologies().map((t) => t.logTail(10_000)).join('\n')}`;
+    (err as Error).message += `\n${topologies()
+      .map((t) => t.logTail(10_000))
+      .join('\n')}`;
     throw err;
   }
 }

@@ -88,7 +88,12 @@ export class SimKinesis {
     const input = (command as { input: Record<string, unknown> }).input;
     if (fault !== 'none') {
       this.calls.faults += 1;
-      const shard = typeof input.ShardId === 'string' ? input.ShardId : typeof input.ShardIterator === 'string' ? String(input.ShardIterator).split(':')[1] : '';
+      const shard =
+        typeof input.ShardId === 'string'
+          ? input.ShardId
+          : typeof input.ShardIterator === 'string'
+            ? String(input.ShardIterator).split(':')[1]
+            : '';
       this.trace(who, `kinesis ${name} ${shard}: fault ${fault}`);
       switch (fault) {
         case 'throttled':
@@ -100,7 +105,12 @@ export class SimKinesis {
         case 'not-found':
           throw notFound(`Shard ${shard} in stream ${this.stream.streamName}`);
         case 'internal-failure':
-          throw new KinesisServiceException({ name: 'InternalFailure', $fault: 'server', message: 'We encountered an internal error. Please try again.', $metadata: { httpStatusCode: 500 } });
+          throw new KinesisServiceException({
+            name: 'InternalFailure',
+            $fault: 'server',
+            message: 'We encountered an internal error. Please try again.',
+            $metadata: { httpStatusCode: 500 },
+          });
       }
     }
     if (command instanceof ListShardsCommand) return this.listShards(command.input);
@@ -122,9 +132,14 @@ export class SimKinesis {
   }
 
   private checkStream(input: { StreamName?: string; StreamARN?: string }): void {
-    if (input.StreamName !== undefined && input.StreamARN !== undefined) throw invalid('give StreamName or StreamARN, not both');
-    if (input.StreamName === undefined && input.StreamARN === undefined) throw invalid('StreamName or StreamARN is required');
-    if ((input.StreamName ?? this.stream.streamName) !== this.stream.streamName || (input.StreamARN ?? this.stream.streamArn) !== this.stream.streamArn) {
+    if (input.StreamName !== undefined && input.StreamARN !== undefined)
+      throw invalid('give StreamName or StreamARN, not both');
+    if (input.StreamName === undefined && input.StreamARN === undefined)
+      throw invalid('StreamName or StreamARN is required');
+    if (
+      (input.StreamName ?? this.stream.streamName) !== this.stream.streamName ||
+      (input.StreamARN ?? this.stream.streamArn) !== this.stream.streamArn
+    ) {
       throw notFound(`Stream ${input.StreamName ?? input.StreamARN}`);
     }
   }
@@ -133,7 +148,11 @@ export class SimKinesis {
     let offset = 0;
     let after: string | undefined;
     if (input.NextToken !== undefined) {
-      if (input.StreamName !== undefined || input.StreamARN !== undefined || input.ExclusiveStartShardId !== undefined) {
+      if (
+        input.StreamName !== undefined ||
+        input.StreamARN !== undefined ||
+        input.ExclusiveStartShardId !== undefined
+      ) {
         throw invalid('NextToken cannot be given with StreamName, StreamARN or ExclusiveStartShardId');
       }
       const [, from, start] = input.NextToken.split('|');
@@ -176,7 +195,9 @@ export class SimKinesis {
         if (input.StartingSequenceNumber === undefined) throw invalid('StartingSequenceNumber is required');
         const from = BigInt(input.StartingSequenceNumber);
         const inclusive = input.ShardIteratorType === 'AT_SEQUENCE_NUMBER';
-        index = records.findIndex((r) => (inclusive ? BigInt(r.sequenceNumber) >= from : BigInt(r.sequenceNumber) > from));
+        index = records.findIndex((r) =>
+          inclusive ? BigInt(r.sequenceNumber) >= from : BigInt(r.sequenceNumber) > from,
+        );
         if (index < 0) index = records.length;
         break;
       }
@@ -195,7 +216,8 @@ export class SimKinesis {
 
   private getRecords(input: GetRecordsCommandInput): unknown {
     const [kind, shardId, from] = (input.ShardIterator ?? '').split(':');
-    if (kind !== 'it' || shardId === undefined || from === undefined) throw invalid(`bad iterator ${input.ShardIterator}`);
+    if (kind !== 'it' || shardId === undefined || from === undefined)
+      throw invalid(`bad iterator ${input.ShardIterator}`);
     const shard = this.shard(shardId);
     const index = Number(from);
     const limit = input.Limit ?? 10_000;
@@ -207,11 +229,23 @@ export class SimKinesis {
     const ended = closed && caughtUp && (records.length === 0 || this.rng.chance(0.5));
     const behind = caughtUp ? 0 : Math.max(1, this.stream.wallNow() - shard.records[next].arrivalMs);
     return {
-      Records: records.map((r) => ({ SequenceNumber: r.sequenceNumber, PartitionKey: r.partitionKey, Data: r.data, ApproximateArrivalTimestamp: new Date(r.arrivalMs) })),
+      Records: records.map((r) => ({
+        SequenceNumber: r.sequenceNumber,
+        PartitionKey: r.partitionKey,
+        Data: r.data,
+        ApproximateArrivalTimestamp: new Date(r.arrivalMs),
+      })),
       NextShardIterator: ended ? undefined : `it:${shard.shardId}:${next}`,
       MillisBehindLatest: behind,
       // Emulators may leave ChildShards out: the spout must find children by listing.
-      ChildShards: ended && this.rng.chance(0.7) ? shard.children.map((id) => ({ ShardId: id, ParentShards: this.stream.shards.get(id)!.parents, HashKeyRange: hashRange(this.stream.shards.get(id)!) })) : undefined,
+      ChildShards:
+        ended && this.rng.chance(0.7)
+          ? shard.children.map((id) => ({
+              ShardId: id,
+              ParentShards: this.stream.shards.get(id)!.parents,
+              HashKeyRange: hashRange(this.stream.shards.get(id)!),
+            }))
+          : undefined,
     };
   }
 }
@@ -230,6 +264,9 @@ function toShard(shard: SimShard): Shard {
     ParentShardId: shard.parents[0],
     AdjacentParentShardId: shard.parents[1],
     HashKeyRange: hashRange(shard),
-    SequenceNumberRange: { StartingSequenceNumber: shard.startingSequenceNumber, EndingSequenceNumber: shard.endingSequenceNumber },
+    SequenceNumberRange: {
+      StartingSequenceNumber: shard.startingSequenceNumber,
+      EndingSequenceNumber: shard.endingSequenceNumber,
+    },
   };
 }

@@ -58,7 +58,16 @@ export class SimStream {
 
   private addShard(parents: string[], startingHashKey: bigint, endingHashKey: bigint): SimShard {
     const shardId = `shardId-${String(this.nextShard++).padStart(12, '0')}`;
-    const shard: SimShard = { shardId, parents, startingHashKey, endingHashKey, startingSequenceNumber: this.sequence(), endingSequenceNumber: undefined, records: [], children: [] };
+    const shard: SimShard = {
+      shardId,
+      parents,
+      startingHashKey,
+      endingHashKey,
+      startingSequenceNumber: this.sequence(),
+      endingSequenceNumber: undefined,
+      records: [],
+      children: [],
+    };
     this.shards.set(shardId, shard);
     return shard;
   }
@@ -76,7 +85,14 @@ export class SimStream {
   put(partitionKey: string, hashFraction: number, data: Uint8Array, users = 0): SimRecord {
     const hash = (MAX_HASH * BigInt(Math.floor(hashFraction * 1e9))) / 1_000_000_000n;
     const shard = this.open().find((s) => s.startingHashKey <= hash && hash <= s.endingHashKey)!;
-    const record: SimRecord = { shardId: shard.shardId, sequenceNumber: this.sequence(), partitionKey, data, arrivalMs: this.clock(), users };
+    const record: SimRecord = {
+      shardId: shard.shardId,
+      sequenceNumber: this.sequence(),
+      partitionKey,
+      data,
+      arrivalMs: this.clock(),
+      users,
+    };
     shard.records.push(record);
     return record;
   }

@@ -147,7 +147,8 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
   async transaction(ops: TxOp[]): Promise<boolean> {
     const reply = await this.send({ op: 'multi', ops });
     if (reply.ok) return true;
-    if (reply.code === ZkCode.BadVersion || reply.code === ZkCode.NoNode || reply.code === ZkCode.NodeExists) return false;
+    if (reply.code === ZkCode.BadVersion || reply.code === ZkCode.NoNode || reply.code === ZkCode.NodeExists)
+      return false;
     throw zkError(reply.code, 'transaction');
   }
 
@@ -160,7 +161,10 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
     for (const p of this.pending) p.settle('closed');
     this.pending.clear();
     // The close request travels like any other; on a dead link the session simply expires later.
-    if (wasConnected) this.loop.after(this.server.owner, this.faults.requestDelay(), () => this.server.apply(this.sessionId, { op: 'close' }));
+    if (wasConnected)
+      this.loop.after(this.server.owner, this.faults.requestDelay(), () =>
+        this.server.apply(this.sessionId, { op: 'close' }),
+      );
   }
 
   // ---- the server's side
@@ -182,7 +186,8 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
     // The server closes the connection; the client learns the session is gone when it reconnects
     // (behind a blackhole it hears nothing: its read timeout notices).
     this.loop.after(this.owner, this.faults.replyDelay(), () => {
-      if (this.state === 'connected' && !this.blackholed) this.disconnect('the server closed the connection', 1 + this.faults.replyDelay());
+      if (this.state === 'connected' && !this.blackholed)
+        this.disconnect('the server closed the connection', 1 + this.faults.replyDelay());
     });
   }
 
@@ -209,7 +214,8 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
         applied: false,
         lost: false,
         settle: (reply) => {
-          if (reply === 'closed') return reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what} failed: the session was closed`));
+          if (reply === 'closed')
+            return reject(new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper ${what} failed: the session was closed`));
           if (reply === 'lost') return reject(zkError(ZkCode.ConnectionLoss, what));
           if (reply.ok || reply.code !== ZkCode.SessionExpired) this.seenZxid = Math.max(this.seenZxid, reply.zxid);
           resolve(reply);
@@ -223,7 +229,9 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
       if (fault === 'drop-before') {
         // The request dies with the connection, before it reaches the server.
         pending.lost = true;
-        this.loop.after(this.owner, 0, () => this.disconnect(`connection dropped before the server applied ${what}`, this.faults.disconnectMs()));
+        this.loop.after(this.owner, 0, () =>
+          this.disconnect(`connection dropped before the server applied ${what}`, this.faults.disconnectMs()),
+        );
       }
       this.loop.at(this.server.owner, applyAt, () => {
         if (pending.lost || this.blackholed) return;
@@ -231,10 +239,17 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
         const readAt = stale ? this.staleZxid() : undefined;
         const reply = this.server.apply(this.sessionId, request, readAt);
         pending.applied = true;
-        if (readAt !== undefined && readAt < this.server.zxid) this.hooks.trace(`zk ${this.sessionId} ${what} answered by a follower at zxid ${readAt} (leader at ${this.server.zxid})`);
+        if (readAt !== undefined && readAt < this.server.zxid)
+          this.hooks.trace(
+            `zk ${this.sessionId} ${what} answered by a follower at zxid ${readAt} (leader at ${this.server.zxid})`,
+          );
         if (fault === 'drop-after') {
-          this.hooks.trace(`zk ${this.sessionId} ${what} applied (${reply.ok ? 'ok' : `code ${reply.code}`}); its reply is lost`);
-          this.loop.after(this.owner, 0, () => this.disconnect(`connection dropped after the server applied ${what}`, this.faults.disconnectMs()));
+          this.hooks.trace(
+            `zk ${this.sessionId} ${what} applied (${reply.ok ? 'ok' : `code ${reply.code}`}); its reply is lost`,
+          );
+          this.loop.after(this.owner, 0, () =>
+            this.disconnect(`connection dropped after the server applied ${what}`, this.faults.disconnectMs()),
+          );
           return;
         }
         const delay = this.nextDelivery(this.faults.replyDelay() + this.faults.stallReply());
@@ -250,7 +265,8 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
             this.disconnect('the server says the session expired', 1);
             return;
           }
-          if (reply.ok && request.op === 'getData') this.server.delivered(request.path, this.sessionId, (reply.value as { data: Buffer }).data);
+          if (reply.ok && request.op === 'getData')
+            this.server.delivered(request.path, this.sessionId, (reply.value as { data: Buffer }).data);
           pending.settle(reply);
         });
       });
@@ -260,7 +276,9 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
   /** A follower's state: behind the leader, but never behind what this session already saw. */
   private staleZxid(): number {
     const oldest = Math.max(this.seenZxid, this.server.oldestReadable());
-    return oldest >= this.server.zxid ? this.server.zxid : oldest + Math.floor(this.faults.fraction() * (this.server.zxid - oldest));
+    return oldest >= this.server.zxid
+      ? this.server.zxid
+      : oldest + Math.floor(this.faults.fraction() * (this.server.zxid - oldest));
   }
 
   /**

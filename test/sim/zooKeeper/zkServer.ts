@@ -111,7 +111,14 @@ export class ZkServer {
 
   openSession(timeoutMs: number, peer: SessionPeer): string {
     const id = (this.nextSession++).toString(16).padStart(16, '0');
-    const session: Session = { id, timeoutMs, lastContact: this.loop.now, alive: true, peer, cancelExpiry: () => undefined };
+    const session: Session = {
+      id,
+      timeoutMs,
+      lastContact: this.loop.now,
+      alive: true,
+      peer,
+      cancelExpiry: () => undefined,
+    };
     this.sessions.set(id, session);
     this.armExpiry(session);
     this.log(`session ${id} opened (timeout ${timeoutMs} ms)`);
@@ -144,8 +151,11 @@ export class ZkServer {
   private endSession(session: Session): void {
     session.alive = false;
     session.cancelExpiry();
-    for (const watches of [this.dataWatches, this.childWatches]) for (const set of watches.values()) set.delete(session.id);
-    const owned = [...this.nodes.entries()].filter(([, node]) => node.ephemeralOwner === session.id).map(([path]) => path);
+    for (const watches of [this.dataWatches, this.childWatches])
+      for (const set of watches.values()) set.delete(session.id);
+    const owned = [...this.nodes.entries()]
+      .filter(([, node]) => node.ephemeralOwner === session.id)
+      .map(([path]) => path);
     if (owned.length === 0) return;
     this.zxid += 1;
     this.commits.push({ zxid: this.zxid, at: this.loop.now });
@@ -184,9 +194,16 @@ export class ZkServer {
           }
         });
       case 'create':
-        return this.mutate(session, [{ op: 'create', path: request.path, data: request.data, ephemeral: request.ephemeral }]);
+        return this.mutate(session, [
+          { op: 'create', path: request.path, data: request.data, ephemeral: request.ephemeral },
+        ]);
       case 'setData':
-        return this.mutate(session, [{ op: 'set', path: request.path, data: request.data, version: request.version }], undefined, (value) => value);
+        return this.mutate(
+          session,
+          [{ op: 'set', path: request.path, data: request.data, version: request.version }],
+          undefined,
+          (value) => value,
+        );
       case 'remove':
         return this.mutate(session, [{ op: 'remove', path: request.path, version: request.version }]);
       case 'multi':
@@ -195,7 +212,12 @@ export class ZkServer {
   }
 
   /** Checks every op first, then applies them all (or none): one zxid, watches fired after. */
-  private mutate(session: Session, ops: TxOp[], extra?: (fired: Fired) => void, result?: (lastVersion: number) => unknown): Reply {
+  private mutate(
+    session: Session,
+    ops: TxOp[],
+    extra?: (fired: Fired) => void,
+    result?: (lastVersion: number) => unknown,
+  ): Reply {
     const failure = this.check(ops);
     if (failure !== undefined) return { ok: false, code: failure, zxid: this.zxid };
     this.zxid += 1;
@@ -263,7 +285,11 @@ export class ZkServer {
 
   private setNode(path: string, data: Buffer, by: string, fired: Fired): number {
     const before = this.nodes.get(path)!;
-    const after: ZNode = { data: Buffer.from(data), version: before.version + 1, ephemeralOwner: before.ephemeralOwner };
+    const after: ZNode = {
+      data: Buffer.from(data),
+      version: before.version + 1,
+      ephemeralOwner: before.ephemeralOwner,
+    };
     this.nodes.set(path, after);
     this.record(path, before, after, by);
     fired.data.add(path);
@@ -338,7 +364,13 @@ export class ZkServer {
     const prefix = path === '/' ? '/' : `${path}/`;
     const names = new Set<string>();
     for (const candidate of new Set([...this.history.keys(), ...this.nodes.keys()])) {
-      if (candidate.startsWith(prefix) && !candidate.slice(prefix.length).includes('/') && candidate !== path && this.nodeAt(candidate, zxid)) names.add(childName(candidate));
+      if (
+        candidate.startsWith(prefix) &&
+        !candidate.slice(prefix.length).includes('/') &&
+        candidate !== path &&
+        this.nodeAt(candidate, zxid)
+      )
+        names.add(childName(candidate));
     }
     return [...names].sort();
   }
@@ -350,9 +382,14 @@ export class ZkServer {
     if (watch) {
       this.watch(this.dataWatches, path, session.id);
       // A follower behind the leader sees the newer change soon after and fires the watch then.
-      if (readAt !== undefined && this.nodes.get(path) !== node) this.loop.after(this.owner, 1, () => this.fire(Fired.of('data', path)));
+      if (readAt !== undefined && this.nodes.get(path) !== node)
+        this.loop.after(this.owner, 1, () => this.fire(Fired.of('data', path)));
     }
-    return { ok: true, value: { data: Buffer.from(node.data), version: node.version, ephemeralOwner: node.ephemeralOwner }, zxid };
+    return {
+      ok: true,
+      value: { data: Buffer.from(node.data), version: node.version, ephemeralOwner: node.ephemeralOwner },
+      zxid,
+    };
   }
 
   private getChildren(session: Session, path: string, watch: boolean, readAt: number | undefined): Reply {
@@ -362,7 +399,8 @@ export class ZkServer {
     if (watch) {
       this.watch(this.childWatches, path, session.id);
       const now = this.childrenAt(path, undefined) ?? [];
-      if (readAt !== undefined && now.join('/') !== names.join('/')) this.loop.after(this.owner, 1, () => this.fire(Fired.of('child', path)));
+      if (readAt !== undefined && now.join('/') !== names.join('/'))
+        this.loop.after(this.owner, 1, () => this.fire(Fired.of('child', path)));
     }
     return { ok: true, value: names, zxid };
   }

@@ -3,26 +3,31 @@ import fc from 'fast-check';
 import { emitId, FrameScanner } from '../../../bench/driver/frameScanner';
 import { splitPhases } from '../../../bench/driver/phases';
 
-const emit = (id: string, needTaskIds = false) => `${JSON.stringify({ command: 'emit', id, tuple: ['k', 'v"id":"x"'], ...(needTaskIds ? {} : { need_task_ids: false }) })}\nend\n`;
+const emit = (id: string, needTaskIds = false) =>
+  `${JSON.stringify({ command: 'emit', id, tuple: ['k', 'v"id":"x"'], ...(needTaskIds ? {} : { need_task_ids: false }) })}\nend\n`;
 const SYNC = '{"command":"sync"}\nend\n';
 
 describe('FrameScanner', () => {
   it('finds every emit id and the sync however the reply is cut', () => {
     fc.assert(
-      fc.property(fc.array(fc.stringMatching(/^[a-z0-9:-]{1,30}$/), { maxLength: 20 }), fc.array(fc.nat(), { maxLength: 8 }), (ids, cuts) => {
-        const reply = `{"command":"log","msg":"hi","level":2}\nend\n${ids.map((id) => emit(id)).join('')}${SYNC}`;
-        const points = [...new Set(cuts.map((c) => c % (reply.length + 1)))].sort((a, b) => a - b);
-        const scanner = new FrameScanner();
-        const found: string[] = [];
-        let synced = 0;
-        let last = 0;
-        for (const p of [...points, reply.length]) {
-          if (scanner.push(reply.slice(last, p), found).synced) synced += 1;
-          last = p;
-        }
-        expect(found.map((raw) => JSON.parse(raw))).toEqual(ids);
-        expect(synced).toBe(1);
-      }),
+      fc.property(
+        fc.array(fc.stringMatching(/^[a-z0-9:-]{1,30}$/), { maxLength: 20 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (ids, cuts) => {
+          const reply = `{"command":"log","msg":"hi","level":2}\nend\n${ids.map((id) => emit(id)).join('')}${SYNC}`;
+          const points = [...new Set(cuts.map((c) => c % (reply.length + 1)))].sort((a, b) => a - b);
+          const scanner = new FrameScanner();
+          const found: string[] = [];
+          let synced = 0;
+          let last = 0;
+          for (const p of [...points, reply.length]) {
+            if (scanner.push(reply.slice(last, p), found).synced) synced += 1;
+            last = p;
+          }
+          expect(found.map((raw) => JSON.parse(raw))).toEqual(ids);
+          expect(synced).toBe(1);
+        },
+      ),
     );
   });
 

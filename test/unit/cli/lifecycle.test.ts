@@ -1,8 +1,19 @@
-import { answersOnlySync, failureDue, failureReport, FAILED_REPEAT_MS, type Lifecycle } from '../../../src/cli/lifecycle';
+import {
+  answersOnlySync,
+  failureDue,
+  failureReport,
+  FAILED_REPEAT_MS,
+  type Lifecycle,
+} from '../../../src/cli/lifecycle';
 
 describe('how the process answers Storm in each state', () => {
   it('only running serves commands; failed and stopping answer a bare sync', () => {
-    const states: Lifecycle[] = [{ kind: 'starting' }, { kind: 'running' }, { kind: 'failed', reason: 'x', reportedAt: 0 }, { kind: 'stopping', why: 'SIGTERM' }];
+    const states: Lifecycle[] = [
+      { kind: 'starting' },
+      { kind: 'running' },
+      { kind: 'failed', reason: 'x', reportedAt: 0 },
+      { kind: 'stopping', why: 'SIGTERM' },
+    ];
     expect(states.map(answersOnlySync)).toEqual([false, false, true, true]);
   });
 
@@ -14,6 +25,8 @@ describe('how the process answers Storm in each state', () => {
   });
 
   it('the report says what the task does now and what to do', () => {
-    expect(failureReport('bad configuration: k = 1: nope')).toMatch(/^bad configuration: k = 1: nope\. This spout task emits nothing until the topology is redeployed with that fixed; it stays alive/);
+    expect(failureReport('bad configuration: k = 1: nope')).toMatch(
+      /^bad configuration: k = 1: nope\. This spout task emits nothing until the topology is redeployed with that fixed; it stays alive/,
+    );
   });
 });

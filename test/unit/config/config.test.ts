@@ -10,37 +10,101 @@ describe('configuration', () => {
     const config = loadConfig({ 'topology.name': 'topo', 'kinesis.spout': minimal });
     expect(config.applicationName).toBe('topo');
     expect(config.initialPosition).toBe('LATEST');
-    expect(config.zookeeper).toEqual({ connect: '127.0.0.1:2181', sessionTimeoutMs: 10_000, root: '/kinesis-spout', creatorOnly: false });
-    expect(config.origins).toEqual({ applicationName: 'topology.name', zookeeperConnect: 'kinesis.spout.zookeeper.connect', zookeeperAuth: 'none' });
+    expect(config.zookeeper).toEqual({
+      connect: '127.0.0.1:2181',
+      sessionTimeoutMs: 10_000,
+      root: '/kinesis-spout',
+      creatorOnly: false,
+    });
+    expect(config.origins).toEqual({
+      applicationName: 'topology.name',
+      zookeeperConnect: 'kinesis.spout.zookeeper.connect',
+      zookeeperAuth: 'none',
+    });
     expect(config.retry).toMatchObject({ maxRetries: 100, onExhausted: 'skip', deadLetterStream: 'deadLetter' });
     expect(config.outputFields).toEqual(['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp']);
-    expect({ records: config.maxRecordsInMemory, bytes: config.maxBytesInMemory }).toEqual({ records: 20_000, bytes: 256 * 2 ** 20 });
+    expect({ records: config.maxRecordsInMemory, bytes: config.maxBytesInMemory }).toEqual({
+      records: 20_000,
+      bytes: 256 * 2 ** 20,
+    });
   });
 
   it('merges the conf over a JSON file named on the command line', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'conf-')), 'spout.json');
-    writeFileSync(file, JSON.stringify({ ...minimal, applicationName: 'fromfile', zookeeper: { connect: 'a:1', root: '/r' } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...minimal, applicationName: 'fromfile', zookeeper: { connect: 'a:1', root: '/r' } }),
+    );
     const config = loadConfig({ 'kinesis.spout': { zookeeper: { connect: 'b:2' } } }, file);
     expect(config.applicationName).toBe('fromfile');
     expect(config.zookeeper).toMatchObject({ connect: 'b:2', root: '/r' });
   });
 
   it.each([
-    [{ ...minimal, applicationName: 'a', colour: 'red' }, 'kinesis.spout.colour = "red": unknown key; allowed keys: streamName'],
-    [{ ...minimal, applicationName: 'a', zookeeper: { connect: 'x', sessionTimeoutMs: 5 } }, 'kinesis.spout.zookeeper.sessionTimeoutMs = 5: must be >= 1000'],
-    [{ ...minimal, applicationName: 'a', initialPosition: 'EARLIEST' }, 'kinesis.spout.initialPosition = "EARLIEST": allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}'],
-    [{ ...minimal, applicationName: 'a', initialPosition: { atTimestamp: 'yesterday' } }, 'kinesis.spout.initialPosition.atTimestamp = "yesterday": must be an ISO-8601 date-time'],
-    [{ ...minimal, applicationName: 'a', maxBytesInMemory: 1_000 }, 'kinesis.spout.maxBytesInMemory = 1000: must be >= 1048576'],
-    [{ ...minimal, applicationName: 'a', dataFormat: 'xml' }, 'kinesis.spout.dataFormat = "xml": allowed: "utf8", "base64", "json"'],
-    [{ region: 'r', applicationName: 'a', zookeeper: { connect: 'x' } }, 'kinesis.spout.streamName = (missing): exactly one of streamName or streamArn is required'],
-    [{ ...minimal, applicationName: 'a', zookeeper: {} }, 'kinesis.spout.zookeeper.connect = (missing): is required when the topology conf has no storm.zookeeper.servers'],
-    [{ ...minimal, applicationName: 'a', zookeeper: { connect: 'x', auth: { scheme: 'sasl', payload: 'u:p' } } }, 'kinesis.spout.zookeeper.auth.scheme = (hidden): allowed: "digest"'],
-    [{ ...minimal, applicationName: 'a', zookeeper: { connect: 'x', auth: { scheme: 'digest', payload: 'no-colon-secret' } } }, 'kinesis.spout.zookeeper.auth.payload = (hidden): must match pattern'],
-    [{ ...minimal }, 'kinesis.spout.applicationName = (missing): is required when the topology conf has no topology.name'],
-    [{ ...minimal, applicationName: 'a', retry: { initialBackoffMs: 500, maxBackoffMs: 100 } }, 'kinesis.spout.retry.maxBackoffMs = 100: must be >= retry.initialBackoffMs (500)'],
-    [{ ...minimal, applicationName: 'a', retry: { onExhausted: 'drop' } }, 'kinesis.spout.retry.onExhausted = "drop": allowed: "skip", "deadLetter"'],
-    [{ ...minimal, applicationName: 'a', retry: { onExhausted: 'deadLetter', deadLetterStream: 'default' } }, 'kinesis.spout.retry.deadLetterStream = "default": must differ from outputStream'],
-    [{ ...minimal, applicationName: 'a', retry: { maxRetries: -2 } }, 'kinesis.spout.retry.maxRetries = -2: must be >= -1'],
+    [
+      { ...minimal, applicationName: 'a', colour: 'red' },
+      'kinesis.spout.colour = "red": unknown key; allowed keys: streamName',
+    ],
+    [
+      { ...minimal, applicationName: 'a', zookeeper: { connect: 'x', sessionTimeoutMs: 5 } },
+      'kinesis.spout.zookeeper.sessionTimeoutMs = 5: must be >= 1000',
+    ],
+    [
+      { ...minimal, applicationName: 'a', initialPosition: 'EARLIEST' },
+      'kinesis.spout.initialPosition = "EARLIEST": allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}',
+    ],
+    [
+      { ...minimal, applicationName: 'a', initialPosition: { atTimestamp: 'yesterday' } },
+      'kinesis.spout.initialPosition.atTimestamp = "yesterday": must be an ISO-8601 date-time',
+    ],
+    [
+      { ...minimal, applicationName: 'a', maxBytesInMemory: 1_000 },
+      'kinesis.spout.maxBytesInMemory = 1000: must be >= 1048576',
+    ],
+    [
+      { ...minimal, applicationName: 'a', dataFormat: 'xml' },
+      'kinesis.spout.dataFormat = "xml": allowed: "utf8", "base64", "json"',
+    ],
+    [
+      { region: 'r', applicationName: 'a', zookeeper: { connect: 'x' } },
+      'kinesis.spout.streamName = (missing): exactly one of streamName or streamArn is required',
+    ],
+    [
+      { ...minimal, applicationName: 'a', zookeeper: {} },
+      'kinesis.spout.zookeeper.connect = (missing): is required when the topology conf has no storm.zookeeper.servers',
+    ],
+    [
+      { ...minimal, applicationName: 'a', zookeeper: { connect: 'x', auth: { scheme: 'sasl', payload: 'u:p' } } },
+      'kinesis.spout.zookeeper.auth.scheme = (hidden): allowed: "digest"',
+    ],
+    [
+      {
+        ...minimal,
+        applicationName: 'a',
+        zookeeper: { connect: 'x', auth: { scheme: 'digest', payload: 'no-colon-secret' } },
+      },
+      'kinesis.spout.zookeeper.auth.payload = (hidden): must match pattern',
+    ],
+    [
+      { ...minimal },
+      'kinesis.spout.applicationName = (missing): is required when the topology conf has no topology.name',
+    ],
+    [
+      { ...minimal, applicationName: 'a', retry: { initialBackoffMs: 500, maxBackoffMs: 100 } },
+      'kinesis.spout.retry.maxBackoffMs = 100: must be >= retry.initialBackoffMs (500)',
+    ],
+    [
+      { ...minimal, applicationName: 'a', retry: { onExhausted: 'drop' } },
+      'kinesis.spout.retry.onExhausted = "drop": allowed: "skip", "deadLetter"',
+    ],
+    [
+      { ...minimal, applicationName: 'a', retry: { onExhausted: 'deadLetter', deadLetterStream: 'default' } },
+      'kinesis.spout.retry.deadLetterStream = "default": must differ from outputStream',
+    ],
+    [
+      { ...minimal, applicationName: 'a', retry: { maxRetries: -2 } },
+      'kinesis.spout.retry.maxRetries = -2: must be >= -1',
+    ],
   ])('rejects %j naming key, value and what is allowed', (raw, message) => {
     expect(() => validateConfig(raw as Record<string, unknown>)).toThrow(`bad configuration: ${message}`);
   });

@@ -3,7 +3,10 @@ import { diagnoseConnect, serversOf } from '../../../src/coordination/diagnose';
 
 describe('why a connect string gives no session', () => {
   it('parses servers, ports and a chroot', () => {
-    expect(serversOf('a:1,b:2/chroot/x')).toEqual([{ host: 'a', port: 1 }, { host: 'b', port: 2 }]);
+    expect(serversOf('a:1,b:2/chroot/x')).toEqual([
+      { host: 'a', port: 1 },
+      { host: 'b', port: 2 },
+    ]);
     expect(serversOf('zk')).toEqual([{ host: 'zk', port: 2181 }]);
   });
 
@@ -22,7 +25,9 @@ describe('why a connect string gives no session', () => {
     await new Promise<void>((r) => quiet.listen(0, '127.0.0.1', () => r()));
     const port = (quiet.address() as { port: number }).port;
     try {
-      expect(await diagnoseConnect(`127.0.0.1:${port}`, 500)).toBe(`127.0.0.1:${port} accepts connections but gave no session: the server may be outside its quorum, overloaded, or refusing this host (maxClientCnxns, 60 per host by default)`);
+      expect(await diagnoseConnect(`127.0.0.1:${port}`, 500)).toBe(
+        `127.0.0.1:${port} accepts connections but gave no session: the server may be outside its quorum, overloaded, or refusing this host (maxClientCnxns, 60 per host by default)`,
+      );
     } finally {
       quiet.close();
     }

@@ -17,7 +17,8 @@ describe('checkpoint order', () => {
           expect(isNotBehind(next, stored)).toBe(true);
           expect(next).not.toEqual(stored);
         }
-        if (next.kind === 'AFTER' && stored.kind === 'AFTER') expect(isAhead(next, stored)).toBe(BigInt(next.sequenceNumber) > BigInt(stored.sequenceNumber));
+        if (next.kind === 'AFTER' && stored.kind === 'AFTER')
+          expect(isAhead(next, stored)).toBe(BigInt(next.sequenceNumber) > BigInt(stored.sequenceNumber));
       }),
     );
   });
@@ -32,7 +33,16 @@ describe('checkpoint order', () => {
 describe('isPosition', () => {
   it('accepts what the spout writes and nothing malformed', () => {
     fc.assert(fc.property(position, (p) => expect(isPosition(JSON.parse(JSON.stringify(p)))).toBe(true)));
-    for (const bad of [null, 'AFTER', {}, { kind: 'AFTER' }, { kind: 'AFTER', sequenceNumber: 12 }, { kind: 'AFTER', sequenceNumber: '12a' }, { kind: 'AT_TIMESTAMP' }, { kind: 'LATEST' }]) {
+    for (const bad of [
+      null,
+      'AFTER',
+      {},
+      { kind: 'AFTER' },
+      { kind: 'AFTER', sequenceNumber: 12 },
+      { kind: 'AFTER', sequenceNumber: '12a' },
+      { kind: 'AT_TIMESTAMP' },
+      { kind: 'LATEST' },
+    ]) {
       expect(isPosition(bad)).toBe(false);
     }
   });

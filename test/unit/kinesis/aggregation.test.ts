@@ -9,7 +9,12 @@ const bodyOf = (aggregate: Buffer) => aggregate.subarray(4, aggregate.length - 1
 
 const userRecords = (result: Deaggregated) => {
   if (result.kind !== 'aggregate') throw new Error(`expected an aggregate, got ${JSON.stringify(result)}`);
-  return result.records.map((r) => ({ partitionKey: r.partitionKey, explicitHashKey: r.explicitHashKey, data: Buffer.from(r.data).toString('hex'), tags: r.tags }));
+  return result.records.map((r) => ({
+    partitionKey: r.partitionKey,
+    explicitHashKey: r.explicitHashKey,
+    data: Buffer.from(r.data).toString('hex'),
+    tags: r.tags,
+  }));
 };
 
 /**
@@ -18,7 +23,9 @@ const userRecords = (result: Deaggregated) => {
  * each other's index (found by the property below). So none are generated here; our decoder has no such table.
  */
 const isArrayIndex = (k: string) => /^(0|[1-9]\d{0,9})$/.test(k) && Number(k) < 2 ** 32 - 1;
-const partitionKey = fc.string({ minLength: 1, maxLength: 40, unit: 'grapheme' }).filter((k) => k !== '__proto__' && !isArrayIndex(k));
+const partitionKey = fc
+  .string({ minLength: 1, maxLength: 40, unit: 'grapheme' })
+  .filter((k) => k !== '__proto__' && !isArrayIndex(k));
 const userRecord = fc.record({
   partitionKey,
   data: fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)),
@@ -36,19 +43,37 @@ describe('KPL de-aggregation (vectors from aws-kinesis-agg)', () => {
     expect(aggregate.data.subarray(0, 4)).toEqual(KPL_MAGIC);
     expect(userRecords(deaggregate(aggregate.data))).toEqual([
       { partitionKey: 'alpha', explicitHashKey: undefined, data: Buffer.from('one').toString('hex'), tags: [] },
-      { partitionKey: 'beta', explicitHashKey: '170141183460469231731687303715884105728', data: Buffer.from('two').toString('hex'), tags: [] },
+      {
+        partitionKey: 'beta',
+        explicitHashKey: '170141183460469231731687303715884105728',
+        data: Buffer.from('two').toString('hex'),
+        tags: [],
+      },
       { partitionKey: 'alpha', explicitHashKey: undefined, data: '', tags: [] },
       { partitionKey: 'ключ', explicitHashKey: undefined, data: Buffer.from('три').toString('hex'), tags: [] },
     ]);
   });
 
   it('reads tags and skips fields it does not know', () => {
-    const withTags = kplWithTags(['pk'], ['42'], [
-      { partition_key_index: 0, explicit_hash_key_index: 0, data: Buffer.from('x'), tags: [{ key: 'k', value: 'v' }, { key: 'only' }] },
+    const withTags = kplWithTags(
+      ['pk'],
+      ['42'],
+      [
+        {
+          partition_key_index: 0,
+          explicit_hash_key_index: 0,
+          data: Buffer.from('x'),
+          tags: [{ key: 'k', value: 'v' }, { key: 'only' }],
+        },
+      ],
+    );
+    expect(userRecords(deaggregate(withTags))).toEqual([
+      { partitionKey: 'pk', explicitHashKey: '42', data: '78', tags: [{ key: 'k', value: 'v' }, { key: 'only' }] },
     ]);
-    expect(userRecords(deaggregate(withTags))).toEqual([{ partitionKey: 'pk', explicitHashKey: '42', data: '78', tags: [{ key: 'k', value: 'v' }, { key: 'only' }] }]);
     // Field 15 (varint) and field 9 (bytes) appended: a newer producer's additions are ignored.
-    const extended = framed(Buffer.concat([bodyOf(withTags), Buffer.from([15 << 3, 0x96, 0x01, (9 << 3) | 2, 2, 0xaa, 0xbb])]));
+    const extended = framed(
+      Buffer.concat([bodyOf(withTags), Buffer.from([15 << 3, 0x96, 0x01, (9 << 3) | 2, 2, 0xaa, 0xbb])]),
+    );
     expect(userRecords(deaggregate(extended))).toHaveLength(1);
   });
 
@@ -62,18 +87,37 @@ describe('KPL de-aggregation (vectors from aws-kinesis-agg)', () => {
     expect(deaggregate(KPL_MAGIC)).toMatchObject({ kind: 'corrupt' });
     // Index 3 into a table of one key.
     const badIndex = kplWithTags(['pk'], [], [{ partition_key_index: 3, data: Buffer.from('x'), tags: [] }]);
-    expect(deaggregate(badIndex)).toMatchObject({ kind: 'corrupt', reason: expect.stringContaining('partition_key_index 3') });
-    expect(deaggregate(framed(Buffer.from([(3 << 3) | 2, 50, 1])))).toMatchObject({ kind: 'corrupt', reason: expect.stringContaining('past the end') });
-    expect(deaggregate(framed(Buffer.alloc(0)))).toMatchObject({ kind: 'corrupt', reason: expect.stringContaining('no user record') });
+    expect(deaggregate(badIndex)).toMatchObject({
+      kind: 'corrupt',
+      reason: expect.stringContaining('partition_key_index 3'),
+    });
+    expect(deaggregate(framed(Buffer.from([(3 << 3) | 2, 50, 1])))).toMatchObject({
+      kind: 'corrupt',
+      reason: expect.stringContaining('past the end'),
+    });
+    expect(deaggregate(framed(Buffer.alloc(0)))).toMatchObject({
+      kind: 'corrupt',
+      reason: expect.stringContaining('no user record'),
+    });
     // A record without data (required).
-    expect(deaggregate(framed(Buffer.from([(1 << 3) | 2, 1, 0x61, (3 << 3) | 2, 2, 1 << 3, 0])))).toMatchObject({ kind: 'corrupt', reason: expect.stringContaining('no data') });
+    expect(deaggregate(framed(Buffer.from([(1 << 3) | 2, 1, 0x61, (3 << 3) | 2, 2, 1 << 3, 0])))).toMatchObject({
+      kind: 'corrupt',
+      reason: expect.stringContaining('no data'),
+    });
   });
 
   it('property: whatever aws-kinesis-agg encodes decodes to the same user records', () => {
     fc.assert(
       fc.property(fc.array(userRecord, { minLength: 1, maxLength: 30 }), (records) => {
         const decoded = userRecords(deaggregate(kplAggregate(records).data));
-        expect(decoded).toEqual(records.map((r) => ({ partitionKey: r.partitionKey, explicitHashKey: r.explicitHashKey, data: r.data.toString('hex'), tags: [] })));
+        expect(decoded).toEqual(
+          records.map((r) => ({
+            partitionKey: r.partitionKey,
+            explicitHashKey: r.explicitHashKey,
+            data: r.data.toString('hex'),
+            tags: [],
+          })),
+        );
       }),
     );
   });
@@ -82,7 +126,11 @@ describe('KPL de-aggregation (vectors from aws-kinesis-agg)', () => {
     const damage = fc.oneof(
       fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
       fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
-      fc.record({ kind: fc.constant('reframe' as const), at: fc.nat(), bytes: fc.uint8Array({ minLength: 1, maxLength: 8 }) }),
+      fc.record({
+        kind: fc.constant('reframe' as const),
+        at: fc.nat(),
+        bytes: fc.uint8Array({ minLength: 1, maxLength: 8 }),
+      }),
       fc.record({ kind: fc.constant('random' as const), bytes: fc.uint8Array({ maxLength: 200 }) }),
     );
     fc.assert(

@@ -12,7 +12,10 @@ describe('kinesisProblem', () => {
   });
 
   it('reports what usually passes only once it persists', () => {
-    expect(kinesisProblem(named('ProvisionedThroughputExceededException'), 's')).toMatchObject({ transient: true, reportAfter: 5 });
+    expect(kinesisProblem(named('ProvisionedThroughputExceededException'), 's')).toMatchObject({
+      transient: true,
+      reportAfter: 5,
+    });
     expect(kinesisProblem(named('InternalFailure'), 's').reportAfter).toBeGreaterThan(1);
     expect(kinesisProblem(named('ResourceNotFoundException'), 's').reportAfter).toBeGreaterThan(1);
   });

@@ -3,7 +3,12 @@ import { FrameDecoder } from '../../../src/multilang/frames';
 import { parseCommand, parseHandshake, StormOutput, taskPosition } from '../../../src/multilang/protocol';
 
 /** Feeds `text` cut at `cuts` (positions, any order, repeats allowed); calls `after` with what came out after each piece. */
-function feedSplit(decoder: FrameDecoder, text: string, cuts: number[], after: (got: string[], at: number) => void = () => undefined): string[] {
+function feedSplit(
+  decoder: FrameDecoder,
+  text: string,
+  cuts: number[],
+  after: (got: string[], at: number) => void = () => undefined,
+): string[] {
   const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
   const got: string[] = [];
   let last = 0;
@@ -19,18 +24,24 @@ describe('FrameDecoder', () => {
   it('decodes the same frames however the input is split', () => {
     const frame = fc.jsonValue().map((v) => JSON.stringify(v));
     fc.assert(
-      fc.property(fc.array(frame, { minLength: 1, maxLength: 8 }), fc.array(fc.nat(), { maxLength: 10 }), (frames, cuts) => {
-        const text = frames.map((f) => `${f}\nend\n`).join('');
-        const decoder = new FrameDecoder();
-        expect(feedSplit(decoder, text, cuts)).toEqual(frames);
-        expect(decoder.hasPartialFrame()).toBe(false);
-      }),
+      fc.property(
+        fc.array(frame, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (frames, cuts) => {
+          const text = frames.map((f) => `${f}\nend\n`).join('');
+          const decoder = new FrameDecoder();
+          expect(feedSplit(decoder, text, cuts)).toEqual(frames);
+          expect(decoder.hasPartialFrame()).toBe(false);
+        },
+      ),
     );
   });
 
   it('decodes any frames, multi-line or not, ended by `end` or `end\\r`, split anywhere, and knows when one is unfinished', () => {
     const char = fc.constantFrom('a', 'e', 'n', 'd', '{', '"', ' ', '\r', '\n', 'é', '😀');
-    const body = fc.string({ unit: char, maxLength: 40 }).filter((b) => b.split('\n').every((line) => line !== 'end' && line !== 'end\r'));
+    const body = fc
+      .string({ unit: char, maxLength: 40 })
+      .filter((b) => b.split('\n').every((line) => line !== 'end' && line !== 'end\r'));
     const frame = fc.record({ body, terminator: fc.constantFrom('\nend\n', '\nend\r\n') });
     fc.assert(
       fc.property(fc.array(frame, { maxLength: 10 }), fc.array(fc.nat(), { maxLength: 20 }), (frames, cuts) => {
@@ -79,7 +90,11 @@ describe('FrameDecoder', () => {
 });
 
 describe('protocol', () => {
-  const context = { taskid: 7, componentid: 'kinesis', 'task->component': { '3': 'kinesis', '10': 'kinesis', '7': 'kinesis', '1': 'bolt' } };
+  const context = {
+    taskid: 7,
+    componentid: 'kinesis',
+    'task->component': { '3': 'kinesis', '10': 'kinesis', '7': 'kinesis', '1': 'bolt' },
+  };
 
   it('computes the task index from numerically sorted task ids of the component', () => {
     expect(taskPosition(context)).toEqual({ index: 1, count: 3 });
@@ -103,10 +118,27 @@ describe('protocol', () => {
       const value = JSON.parse(body) as { command: string; id: unknown };
       return { command: value.command, id: value.id };
     };
-    const id = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('shardId-000000000000:49680692276380000000000000001', '', '\u0000', '\t', 'a\\b', '"', 'é', '\u2028'), fc.integer(), fc.constant(null));
+    const id = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.string({ unit: 'binary' }),
+      fc.constantFrom(
+        'shardId-000000000000:49680692276380000000000000001',
+        '',
+        '\u0000',
+        '\t',
+        'a\\b',
+        '"',
+        'é',
+        '\u2028',
+      ),
+      fc.integer(),
+      fc.constant(null),
+    );
     fc.assert(
       fc.property(fc.constantFrom('ack', 'fail'), id, fc.boolean(), (command, value, idFirst) => {
-        const body = idFirst ? `{"id":${JSON.stringify(value)},"command":"${command}"}` : `{"command":"${command}","id":${JSON.stringify(value)}}`;
+        const body = idFirst
+          ? `{"id":${JSON.stringify(value)},"command":"${command}"}`
+          : `{"command":"${command}","id":${JSON.stringify(value)}}`;
         expect(parseCommand(body)).toEqual(general(body));
       }),
     );
@@ -115,7 +147,9 @@ describe('protocol', () => {
     // Near misses go the general way and are judged there.
     expect(parseCommand('{"id":"a\\"b","command":"ack"}')).toEqual({ command: 'ack', id: 'a"b' });
     expect(() => parseCommand('{"id":"a","command":"ack"')).toThrow(expect.objectContaining({ code: 'BAD_FRAME' }));
-    expect(() => parseCommand('{"id":"a\u0001","command":"ack"}')).toThrow(expect.objectContaining({ code: 'BAD_FRAME' }));
+    expect(() => parseCommand('{"id":"a\u0001","command":"ack"}')).toThrow(
+      expect.objectContaining({ code: 'BAD_FRAME' }),
+    );
   });
 
   it('writes single-line frames, never a task key, need_task_ids false, one write per command', () => {
@@ -128,9 +162,17 @@ describe('protocol', () => {
     expect(writes).toEqual([]);
     out.sync();
     expect(writes).toHaveLength(1);
-    const frames = writes[0].split('\nend\n').filter(Boolean).map((f) => JSON.parse(f));
+    const frames = writes[0]
+      .split('\nend\n')
+      .filter(Boolean)
+      .map((f) => JSON.parse(f));
     expect(writes[0].split('\n').filter((l) => l !== 'end' && l !== '')).toHaveLength(4);
-    expect(frames[0]).toEqual({ command: 'emit', id: 's:1', tuple: ['k', 'line1\nline2', 's', '1', 5], need_task_ids: false });
+    expect(frames[0]).toEqual({
+      command: 'emit',
+      id: 's:1',
+      tuple: ['k', 'line1\nline2', 's', '1', 5],
+      need_task_ids: false,
+    });
     expect(frames[1].stream).toBe('other');
     expect(frames.some((f) => 'task' in f)).toBe(false);
     expect(frames[3]).toEqual({ command: 'sync' });
@@ -143,8 +185,14 @@ describe('protocol', () => {
     out.emitUnanchored(['k', 3, 1_700_000_000_000], 'deadLetter');
     expect(writes).toEqual([]);
     out.sync();
-    const frames = writes[0].split('\nend\n').filter(Boolean).map((f) => JSON.parse(f));
-    expect(frames).toEqual([{ command: 'emit', tuple: ['k', 3, 1_700_000_000_000], stream: 'deadLetter', need_task_ids: false }, { command: 'sync' }]);
+    const frames = writes[0]
+      .split('\nend\n')
+      .filter(Boolean)
+      .map((f) => JSON.parse(f));
+    expect(frames).toEqual([
+      { command: 'emit', tuple: ['k', 3, 1_700_000_000_000], stream: 'deadLetter', need_task_ids: false },
+      { command: 'sync' },
+    ]);
   });
 
   it('writes a log at once outside a command', () => {

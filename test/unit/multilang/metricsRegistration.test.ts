@@ -1,4 +1,8 @@
-import { METRICS_CONF_KEY, metricsRegistration, metricsSendIntervalMs } from '../../../src/multilang/metricsRegistration';
+import {
+  METRICS_CONF_KEY,
+  metricsRegistration,
+  metricsSendIntervalMs,
+} from '../../../src/multilang/metricsRegistration';
 
 const good = { version: 1, process: 'kinesis-spout', shards: 'kinesis-spout-shards', intervalSecs: 60 };
 
@@ -9,7 +13,11 @@ describe('metricsRegistration', () => {
   });
 
   it('reads the names the Java class registered', () => {
-    expect(metricsRegistration({ [METRICS_CONF_KEY]: good })).toEqual({ process: 'kinesis-spout', shards: 'kinesis-spout-shards', intervalSecs: 60 });
+    expect(metricsRegistration({ [METRICS_CONF_KEY]: good })).toEqual({
+      process: 'kinesis-spout',
+      shards: 'kinesis-spout-shards',
+      intervalSecs: 60,
+    });
   });
 
   it.each([
@@ -19,13 +27,19 @@ describe('metricsRegistration', () => {
     ['an unknown key', { ...good, extra: true }, /unknown key\(s\) extra/],
     ['no process name', { ...good, process: '' }, /has process = "", not a metric name/],
     ['a shards name that is not a string', { ...good, shards: 3 }, /has shards = 3, not a metric name/],
-    ['the same name twice', { ...good, shards: 'kinesis-spout' }, /names the same metric "kinesis-spout" for process and shards/],
+    [
+      'the same name twice',
+      { ...good, shards: 'kinesis-spout' },
+      /names the same metric "kinesis-spout" for process and shards/,
+    ],
     ['a fractional interval', { ...good, intervalSecs: 1.5 }, /intervalSecs = 1.5, not a whole number of seconds ≥ 1/],
     ['a zero interval', { ...good, intervalSecs: 0 }, /intervalSecs = 0/],
     ['an interval given as text', { ...good, intervalSecs: '60' }, /intervalSecs = "60"/],
   ])('refuses %s, naming the key, what is wrong and what is expected', (_what, value, message) => {
     expect(() => metricsRegistration({ [METRICS_CONF_KEY]: value })).toThrow(message);
-    expect(() => metricsRegistration({ [METRICS_CONF_KEY]: value })).toThrow(/^kinesis\.spout\.metrics .*; expected \{"version": 1, .*no metrics are sent$/);
+    expect(() => metricsRegistration({ [METRICS_CONF_KEY]: value })).toThrow(
+      /^kinesis\.spout\.metrics .*; expected \{"version": 1, .*no metrics are sent$/,
+    );
   });
 });
 

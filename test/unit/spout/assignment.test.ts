@@ -1,11 +1,23 @@
 import fc from 'fast-check';
-import { listingIsStale, planLeases, readableShards, shareTargets, type ShardNode } from '../../../src/spout/assignment';
+import {
+  listingIsStale,
+  planLeases,
+  readableShards,
+  shareTargets,
+  type ShardNode,
+} from '../../../src/spout/assignment';
 import { startPositions, type Bootstrap } from '../../../src/core/position';
 
 const shard = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });
 
 describe('readableShards (parents first)', () => {
-  const graph = [shard('p', [], true), shard('q', [], true), shard('c1', ['p']), shard('c2', ['p']), shard('m', ['c2', 'q'])];
+  const graph = [
+    shard('p', [], true),
+    shard('q', [], true),
+    shard('c1', ['p']),
+    shard('c2', ['p']),
+    shard('m', ['c2', 'q']),
+  ];
 
   it('does not read a child while any parent is unfinished', () => {
     expect(readableShards(graph, () => false)).toEqual(['p', 'q']);
@@ -22,20 +34,32 @@ describe('readableShards (parents first)', () => {
 describe('shareTargets', () => {
   it('spreads shards within one of each other, extras to the members holding most', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 }), fc.nat(100), fc.array(fc.nat(20)), (members, total, holdings) => {
-        const held = new Map(members.map((m, i) => [m, holdings[i] ?? 0]));
-        const targets = shareTargets(members, held, total);
-        const values = members.map((m) => targets.get(m)!);
-        expect(values.reduce((a, b) => a + b, 0)).toBe(total);
-        expect(Math.max(...values) - Math.min(...values)).toBeLessThanOrEqual(1);
-        for (const a of members) for (const b of members) if (held.get(a)! > held.get(b)!) expect(targets.get(a)!).toBeGreaterThanOrEqual(targets.get(b)!);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 }),
+        fc.nat(100),
+        fc.array(fc.nat(20)),
+        (members, total, holdings) => {
+          const held = new Map(members.map((m, i) => [m, holdings[i] ?? 0]));
+          const targets = shareTargets(members, held, total);
+          const values = members.map((m) => targets.get(m)!);
+          expect(values.reduce((a, b) => a + b, 0)).toBe(total);
+          expect(Math.max(...values) - Math.min(...values)).toBeLessThanOrEqual(1);
+          for (const a of members)
+            for (const b of members)
+              if (held.get(a)! > held.get(b)!) expect(targets.get(a)!).toBeGreaterThanOrEqual(targets.get(b)!);
+        },
+      ),
     );
   });
 });
 
 /** Runs members' plans in turns, as tasks would against ZooKeeper, until nobody wants to change anything. */
-function settle(shards: string[], members: string[], leases = new Map<string, string>(), order = members): { leases: Map<string, string>; moves: number } {
+function settle(
+  shards: string[],
+  members: string[],
+  leases = new Map<string, string>(),
+  order = members,
+): { leases: Map<string, string>; moves: number } {
   let moves = 0;
   for (let round = 0; round < 50; round += 1) {
     let changed = false;
@@ -59,15 +83,20 @@ function settle(shards: string[], members: string[], leases = new Map<string, st
 describe('planLeases', () => {
   it('converges to one owner per shard, balanced within one, with every shard read', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 5 }), (n, m, shift) => {
-        const shards = Array.from({ length: n }, (_, i) => `shardId-${i}`);
-        const members = Array.from({ length: m }, (_, i) => `task${i}`);
-        const order = [...members.slice(shift % m), ...members.slice(0, shift % m)];
-        const { leases } = settle(shards, members, new Map(), order);
-        expect([...leases.keys()].sort()).toEqual([...shards].sort());
-        const counts = members.map((me) => [...leases.values()].filter((o) => o === me).length);
-        expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 5 }),
+        (n, m, shift) => {
+          const shards = Array.from({ length: n }, (_, i) => `shardId-${i}`);
+          const members = Array.from({ length: m }, (_, i) => `task${i}`);
+          const order = [...members.slice(shift % m), ...members.slice(0, shift % m)];
+          const { leases } = settle(shards, members, new Map(), order);
+          expect([...leases.keys()].sort()).toEqual([...shards].sort());
+          const counts = members.map((me) => [...leases.values()].filter((o) => o === me).length);
+          expect(Math.max(...counts) - Math.min(...counts)).toBeLessThanOrEqual(1);
+        },
+      ),
     );
   });
 
@@ -79,14 +108,24 @@ describe('planLeases', () => {
   });
 
   it('a member never releases below its share', () => {
-    const leases = new Map([['s0', 'a'], ['s1', 'a'], ['s2', 'b']]);
+    const leases = new Map([
+      ['s0', 'a'],
+      ['s1', 'a'],
+      ['s2', 'b'],
+    ]);
     expect(planLeases({ readable: ['s0', 's1', 's2'], leases, members: ['a', 'b'], me: 'a' }).release).toEqual([]);
   });
 });
 
 describe('startPositions', () => {
   const boot = (initialPosition: Bootstrap['initialPosition']): Bootstrap => ({
-    v: 1, firstStartMs: 1_000, initialPosition, streamArn: 'arn', streamCreatedMs: 0, shardsAtStart: ['old', 'open'], openAtStart: ['open'],
+    v: 1,
+    firstStartMs: 1_000,
+    initialPosition,
+    streamArn: 'arn',
+    streamCreatedMs: 0,
+    shardsAtStart: ['old', 'open'],
+    openAtStart: ['open'],
   });
   const decide = (id: string, b: Bootstrap) => startPositions(b)(id);
 
@@ -96,12 +135,16 @@ describe('startPositions', () => {
   });
 
   it('shards born after the first start begin at TRIM_HORIZON whatever the initial position', () => {
-    for (const p of ['LATEST', 'TRIM_HORIZON', { atTimestamp: '2020-01-01T00:00:00Z' }] as const) expect(decide('child', boot(p))).toEqual({ kind: 'TRIM_HORIZON' });
+    for (const p of ['LATEST', 'TRIM_HORIZON', { atTimestamp: '2020-01-01T00:00:00Z' }] as const)
+      expect(decide('child', boot(p))).toEqual({ kind: 'TRIM_HORIZON' });
   });
 
   it('TRIM_HORIZON and timestamps apply to every shard retained at the first start', () => {
     expect(decide('old', boot('TRIM_HORIZON'))).toEqual({ kind: 'TRIM_HORIZON' });
-    expect(decide('old', boot({ atTimestamp: '2020-01-01T00:00:00Z' }))).toEqual({ kind: 'AT_TIMESTAMP', timestampMs: Date.parse('2020-01-01T00:00:00Z') });
+    expect(decide('old', boot({ atTimestamp: '2020-01-01T00:00:00Z' }))).toEqual({
+      kind: 'AT_TIMESTAMP',
+      timestampMs: Date.parse('2020-01-01T00:00:00Z'),
+    });
   });
 });
 

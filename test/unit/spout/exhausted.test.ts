@@ -4,11 +4,16 @@ import { afterFailure, deadLetterTuple, FailureOutcome } from '../../../src/spou
 describe('a failed record, retried or given up', () => {
   it('is retried up to maxRetries failures, given up at the next one, and never given up when unlimited', () => {
     fc.assert(
-      fc.property(fc.integer({ min: -1, max: 50 }), fc.integer({ min: 1, max: 60 }), fc.constantFrom('skip' as const, 'deadLetter' as const), (maxRetries, attempts, onExhausted) => {
-        const outcome = afterFailure(attempts, { maxRetries, onExhausted }, true);
-        const over = maxRetries >= 0 && attempts > maxRetries;
-        expect(outcome).toBe(over ? onExhausted : FailureOutcome.Retry);
-      }),
+      fc.property(
+        fc.integer({ min: -1, max: 50 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.constantFrom('skip' as const, 'deadLetter' as const),
+        (maxRetries, attempts, onExhausted) => {
+          const outcome = afterFailure(attempts, { maxRetries, onExhausted }, true);
+          const over = maxRetries >= 0 && attempts > maxRetries;
+          expect(outcome).toBe(over ? onExhausted : FailureOutcome.Retry);
+        },
+      ),
     );
   });
 

@@ -7,7 +7,9 @@ describe('InFlight checkpoint rule', () => {
   it('the watermark is the highest emitted record below which every record is acked, in any ack order', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 60 }).chain((n) => fc.tuple(fc.constant(n), fc.shuffledSubarray([...Array(n).keys()]))),
+        fc
+          .integer({ min: 1, max: 60 })
+          .chain((n) => fc.tuple(fc.constant(n), fc.shuffledSubarray([...Array(n).keys()]))),
         ([n, acks]) => {
           const tracker = new InFlight<null>(() => 0);
           // Sequence numbers beyond 2^53: compared as BigInt, never as numbers.
@@ -76,10 +78,20 @@ describe('InFlight checkpoint rule', () => {
     const tracker = new InFlight<string>((r) => r.length);
     for (let i = 1; i <= 5_000; i += 1) tracker.add(String(i), 'x'.repeat(100));
     for (let i = 2; i <= 5_000; i += 1) tracker.ack(String(i));
-    expect({ size: tracker.size, held: tracker.held, heldBytes: tracker.heldBytes, watermark: tracker.watermark }).toEqual({ size: 1, held: 5_000, heldBytes: 100, watermark: undefined });
+    expect({
+      size: tracker.size,
+      held: tracker.held,
+      heldBytes: tracker.heldBytes,
+      watermark: tracker.watermark,
+    }).toEqual({ size: 1, held: 5_000, heldBytes: 100, watermark: undefined });
     expect(tracker.get('2')).toBeUndefined();
     tracker.ack('1');
-    expect({ size: tracker.size, held: tracker.held, heldBytes: tracker.heldBytes, watermark: tracker.watermark }).toEqual({ size: 0, held: 0, heldBytes: 0, watermark: '5000' });
+    expect({
+      size: tracker.size,
+      held: tracker.held,
+      heldBytes: tracker.heldBytes,
+      watermark: tracker.watermark,
+    }).toEqual({ size: 0, held: 0, heldBytes: 0, watermark: '5000' });
   });
 
   it('ignores unknown and repeated acks', () => {
@@ -113,7 +125,13 @@ describe('retry backoff', () => {
 });
 
 describe('OwnedShard', () => {
-  const record = (n: number) => ({ shardId: 's', sequenceNumber: String(n), partitionKey: 'k', data: new Uint8Array(), arrivalMs: 0 });
+  const record = (n: number) => ({
+    shardId: 's',
+    sequenceNumber: String(n),
+    partitionKey: 'k',
+    data: new Uint8Array(),
+    arrivalMs: 0,
+  });
 
   it('re-emits due retries first, earliest due first, then the buffer', () => {
     const shard = new OwnedShard('s', 0);
@@ -175,7 +193,13 @@ describe('compareSequence', () => {
 });
 
 describe('OwnedShard hand-over', () => {
-  const record = (n: number) => ({ shardId: 's', sequenceNumber: String(n), partitionKey: 'k', data: new Uint8Array(), arrivalMs: 0 });
+  const record = (n: number) => ({
+    shardId: 's',
+    sequenceNumber: String(n),
+    partitionKey: 'k',
+    data: new Uint8Array(),
+    arrivalMs: 0,
+  });
 
   it('re-emits its failed records, and nothing new, until every one is acked', () => {
     const shard = new OwnedShard('s', 0);

@@ -2,8 +2,13 @@ import { loadConfig } from '../../../src/config/config';
 import { ErrorCode, SpoutError } from '../../../src/errors';
 import { joinFailure, REPORT_AFTER_FAILURES } from '../../../src/spout/joinFailure';
 
-const config = loadConfig({ 'kinesis.spout': { region: 'r', streamName: 's', applicationName: 'a', zookeeper: { connect: 'zk:2181' } } });
-const stormDefaulted = loadConfig({ 'storm.zookeeper.servers': ['zk'], 'kinesis.spout': { region: 'r', streamName: 's', applicationName: 'a' } });
+const config = loadConfig({
+  'kinesis.spout': { region: 'r', streamName: 's', applicationName: 'a', zookeeper: { connect: 'zk:2181' } },
+});
+const stormDefaulted = loadConfig({
+  'storm.zookeeper.servers': ['zk'],
+  'kinesis.spout': { region: 'r', streamName: 's', applicationName: 'a' },
+});
 const stream = 'stream s in r';
 const awsError = (name: string) => Object.assign(new Error(`${name} happened`), { name });
 
@@ -13,8 +18,12 @@ describe('what a failed join tells the operator', () => {
     expect(joinFailure(err, REPORT_AFTER_FAILURES - 1, config, stream).report).toBe(false);
     const reported = joinFailure(err, REPORT_AFTER_FAILURES, config, stream);
     expect(reported.report).toBe(true);
-    expect(reported.message).toMatch(/^cannot join ZooKeeper at zk:2181 \(attempt 3; retrying in 2 s\): .*could not connect\. Check kinesis\.spout\.zookeeper\.connect/);
-    expect(joinFailure(err, 3, stormDefaulted, stream).message).toMatch(/Check storm\.zookeeper\.servers\/storm\.zookeeper\.port/);
+    expect(reported.message).toMatch(
+      /^cannot join ZooKeeper at zk:2181 \(attempt 3; retrying in 2 s\): .*could not connect\. Check kinesis\.spout\.zookeeper\.connect/,
+    );
+    expect(joinFailure(err, 3, stormDefaulted, stream).message).toMatch(
+      /Check storm\.zookeeper\.servers\/storm\.zookeeper\.port/,
+    );
   });
 
   it('an answer waiting will not change (ACL, credentials, SASL required) is reported at once', () => {
@@ -26,7 +35,9 @@ describe('what a failed join tells the operator', () => {
     const denied = joinFailure(awsError('AccessDeniedException'), 1, config, stream);
     expect(denied.report).toBe(true);
     expect(denied.key).toBe('kinesis:AccessDeniedException');
-    expect(denied.message).toMatch(/^cannot start reading stream s in r .*AccessDeniedException.*grant the worker's role/);
+    expect(denied.message).toMatch(
+      /^cannot start reading stream s in r .*AccessDeniedException.*grant the worker's role/,
+    );
     expect(denied.message).not.toMatch(/ZooKeeper/);
     expect(joinFailure(awsError('ResourceNotFoundException'), 2, config, stream).report).toBe(false);
     expect(joinFailure(awsError('ResourceNotFoundException'), 3, config, stream).report).toBe(true);
@@ -34,6 +45,11 @@ describe('what a failed join tells the operator', () => {
 
   it('a re-created stream is refused at once and retried slowly', () => {
     const err = new SpoutError(ErrorCode.StreamMismatch, 'refusing to read');
-    expect(joinFailure(err, 1, config, stream)).toEqual({ key: 'refused', message: 'refusing to read', report: true, retryInMs: 60_000 });
+    expect(joinFailure(err, 1, config, stream)).toEqual({
+      key: 'refused',
+      message: 'refusing to read',
+      report: true,
+      retryInMs: 60_000,
+    });
   });
 });

@@ -1,7 +1,12 @@
 import fc from 'fast-check';
 import { fetchRoom, heldIn, shardShare, type MemoryLimits } from '../../../src/spout/memory';
 
-const limits: MemoryLimits = { maxRecordsInMemory: 2_000, maxBytesInMemory: 1_000_000, shardBufferSize: 500, maxRecordsPerRequest: 300 };
+const limits: MemoryLimits = {
+  maxRecordsInMemory: 2_000,
+  maxBytesInMemory: 1_000_000,
+  shardBufferSize: 500,
+  maxRecordsPerRequest: 300,
+};
 const empty = { buffered: 0, held: { records: 0, bytes: 0 }, averageRecordBytes: 0 };
 
 describe('fetchRoom', () => {
@@ -22,7 +27,9 @@ describe('fetchRoom', () => {
   it('asks for what fits in the buffer, the caps, the share and one request', () => {
     const known = { ...empty, averageRecordBytes: 1 };
     expect(fetchRoom({ records: 0, bytes: 0 }, known, 1, limits)).toBe(300);
-    expect(fetchRoom({ records: 0, bytes: 0 }, { ...known, buffered: 450, held: { records: 450, bytes: 0 } }, 1, limits)).toBe(50);
+    expect(
+      fetchRoom({ records: 0, bytes: 0 }, { ...known, buffered: 450, held: { records: 450, bytes: 0 } }, 1, limits),
+    ).toBe(50);
     expect(fetchRoom({ records: 1_900, bytes: 0 }, known, 2, limits)).toBe(100);
     expect(fetchRoom({ records: 0, bytes: 0 }, { ...known, held: { records: 900, bytes: 0 } }, 2, limits)).toBe(100);
     // Before the shard read any record its size is unknown (up to 1 MiB): one record.
@@ -38,20 +45,27 @@ describe('fetchRoom', () => {
   it('never goes over a limit', () => {
     const held = fc.record({ records: fc.nat(3_000), bytes: fc.nat(1_500_000) });
     fc.assert(
-      fc.property(held, held, fc.nat(600), fc.integer({ min: 1, max: 50 }), fc.nat(20_000), (process, own, buffered, shards, mean) => {
-        const shard = { buffered: Math.min(buffered, own.records), held: own, averageRecordBytes: mean };
-        const room = fetchRoom(process, shard, shards, limits);
-        const share = shardShare(limits, shards);
-        expect(room).toBeGreaterThanOrEqual(0);
-        if (room === 0) return;
-        expect(room).toBeLessThanOrEqual(limits.maxRecordsPerRequest);
-        expect(shard.buffered + room).toBeLessThanOrEqual(limits.shardBufferSize);
-        expect(process.records + room).toBeLessThanOrEqual(limits.maxRecordsInMemory);
-        expect(own.records + room).toBeLessThanOrEqual(share.records);
-        expect(process.bytes).toBeLessThan(limits.maxBytesInMemory);
-        expect(own.bytes).toBeLessThan(share.bytes);
-        if (room > 1) expect(own.bytes + room * mean).toBeLessThanOrEqual(share.bytes);
-      }),
+      fc.property(
+        held,
+        held,
+        fc.nat(600),
+        fc.integer({ min: 1, max: 50 }),
+        fc.nat(20_000),
+        (process, own, buffered, shards, mean) => {
+          const shard = { buffered: Math.min(buffered, own.records), held: own, averageRecordBytes: mean };
+          const room = fetchRoom(process, shard, shards, limits);
+          const share = shardShare(limits, shards);
+          expect(room).toBeGreaterThanOrEqual(0);
+          if (room === 0) return;
+          expect(room).toBeLessThanOrEqual(limits.maxRecordsPerRequest);
+          expect(shard.buffered + room).toBeLessThanOrEqual(limits.shardBufferSize);
+          expect(process.records + room).toBeLessThanOrEqual(limits.maxRecordsInMemory);
+          expect(own.records + room).toBeLessThanOrEqual(share.records);
+          expect(process.bytes).toBeLessThan(limits.maxBytesInMemory);
+          expect(own.bytes).toBeLessThan(share.bytes);
+          if (room > 1) expect(own.bytes + room * mean).toBeLessThanOrEqual(share.bytes);
+        },
+      ),
     );
   });
 });
@@ -59,7 +73,10 @@ describe('fetchRoom', () => {
 describe('a process reading by fetchRoom', () => {
   type Step = { kind: 'fetch' | 'emit' | 'ack' | 'release'; shard: number } | { kind: 'take' };
   const step: fc.Arbitrary<Step> = fc.oneof(
-    fc.record({ kind: fc.constantFrom('fetch' as const, 'emit' as const, 'ack' as const, 'release' as const), shard: fc.nat(15) }),
+    fc.record({
+      kind: fc.constantFrom('fetch' as const, 'emit' as const, 'ack' as const, 'release' as const),
+      shard: fc.nat(15),
+    }),
     fc.record({ kind: fc.constant('take' as const) }),
   );
 
@@ -92,7 +109,8 @@ describe('a process reading by fetchRoom', () => {
           expect(total.records).toBeLessThanOrEqual(limits.maxRecordsInMemory);
           expect(total.bytes).toBeLessThan(limits.maxBytesInMemory + size);
           // Whatever the stuck shard holds, another shard may read when the others hold nothing.
-          if (shards.length > 1 && shards.slice(1).every((o) => o.held.records === 0)) expect(room(1)).toBeGreaterThan(0);
+          if (shards.length > 1 && shards.slice(1).every((o) => o.held.records === 0))
+            expect(room(1)).toBeGreaterThan(0);
         }
       }),
     );

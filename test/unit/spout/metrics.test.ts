@@ -1,8 +1,21 @@
 import fc from 'fast-check';
-import { METRIC_KEYS, ProcessCounter, ShardCounter, SpoutMetrics, viewOf, type ProcessView } from '../../../src/spout/metrics';
+import {
+  METRIC_KEYS,
+  ProcessCounter,
+  ShardCounter,
+  SpoutMetrics,
+  viewOf,
+  type ProcessView,
+} from '../../../src/spout/metrics';
 
 function view(shards: Record<string, number>, extra: Partial<ProcessView> = {}): ProcessView {
-  return { shards: Object.entries(shards).map(([shardId, inFlight]) => ({ shardId, inFlight })), recordsInMemory: 0, bytesInMemory: 0, zookeeperConnected: true, ...extra };
+  return {
+    shards: Object.entries(shards).map(([shardId, inFlight]) => ({ shardId, inFlight })),
+    recordsInMemory: 0,
+    bytesInMemory: 0,
+    zookeeperConnected: true,
+    ...extra,
+  };
 }
 
 describe('SpoutMetrics', () => {
@@ -16,8 +29,28 @@ describe('SpoutMetrics', () => {
     metrics.shard('s-1', ShardCounter.Skipped);
     metrics.count(ProcessCounter.ThrottledCalls);
     const first = metrics.take(view({ 's-1': 1 }), 5_000);
-    expect(first.shards.counters).toEqual({ 's-1.emitted': 2, 's-1.emittedBytes': 150, 's-1.acked': 1, 's-1.failed': 1, 's-1.retried': 1, 's-1.skipped': 1, 's-1.deadLettered': 0 });
-    expect(first.process.counters).toEqual({ leasesTaken: 0, leasesGiven: 0, reshardEvents: 0, throttledCalls: 1, iteratorResets: 0, emitted: 2, acked: 1, failed: 1, retried: 1, skipped: 1, deadLettered: 0 });
+    expect(first.shards.counters).toEqual({
+      's-1.emitted': 2,
+      's-1.emittedBytes': 150,
+      's-1.acked': 1,
+      's-1.failed': 1,
+      's-1.retried': 1,
+      's-1.skipped': 1,
+      's-1.deadLettered': 0,
+    });
+    expect(first.process.counters).toEqual({
+      leasesTaken: 0,
+      leasesGiven: 0,
+      reshardEvents: 0,
+      throttledCalls: 1,
+      iteratorResets: 0,
+      emitted: 2,
+      acked: 1,
+      failed: 1,
+      retried: 1,
+      skipped: 1,
+      deadLettered: 0,
+    });
     const second = metrics.take(view({ 's-1': 1 }), 10_000);
     expect(Object.values(second.shards.counters).every((n) => n === 0)).toBe(true);
     expect(Object.values(second.process.counters).every((n) => n === 0)).toBe(true);
@@ -33,10 +66,24 @@ describe('SpoutMetrics', () => {
     metrics.emitted('s-2', 10, false);
     metrics.count(ProcessCounter.LeasesGiven);
     // s-2 was let go before the send: its counts still go out, its gauges do not.
-    const first = metrics.take(view({ 's-1': 3 }, { recordsInMemory: 7, bytesInMemory: 700, zookeeperConnected: false }), 2_000);
-    expect(first.shards.gauges).toEqual({ 's-1.inFlight': 3, 's-1.millisBehindLatest': 1_500, 's-1.emittedRecordsPerSecond': 0, 's-1.emittedBytesPerSecond': 0 });
+    const first = metrics.take(
+      view({ 's-1': 3 }, { recordsInMemory: 7, bytesInMemory: 700, zookeeperConnected: false }),
+      2_000,
+    );
+    expect(first.shards.gauges).toEqual({
+      's-1.inFlight': 3,
+      's-1.millisBehindLatest': 1_500,
+      's-1.emittedRecordsPerSecond': 0,
+      's-1.emittedBytesPerSecond': 0,
+    });
     expect(first.shards.counters['s-2.emitted']).toBe(1);
-    expect(first.process.gauges).toEqual({ shardsHeld: 1, recordsInMemory: 7, bytesInMemory: 700, zookeeperConnected: 0, maxMillisBehindLatest: 1_500 });
+    expect(first.process.gauges).toEqual({
+      shardsHeld: 1,
+      recordsInMemory: 7,
+      bytesInMemory: 700,
+      zookeeperConnected: 0,
+      maxMillisBehindLatest: 1_500,
+    });
     expect(first.process.counters).toMatchObject({ leasesTaken: 2, leasesGiven: 1, emitted: 1 });
     const second = metrics.take(view({ 's-1': 0 }), 4_000);
     expect(Object.keys(second.shards.counters).some((k) => k.startsWith('s-2.'))).toBe(false);
@@ -110,82 +157,100 @@ type Op =
 const SHARDS = 4;
 const shardIds = Array.from({ length: SHARDS }, (_, i) => `shardId-00000000000${i}`);
 const op: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ kind: fc.constant('emit' as const), shard: fc.nat(SHARDS - 1), bytes: fc.nat(2_000), retry: fc.boolean() }),
-  fc.record({ kind: fc.constant('outcome' as const), shard: fc.nat(SHARDS - 1), counter: fc.constantFrom('acked' as const, 'failed' as const, 'skipped' as const) }),
+  fc.record({
+    kind: fc.constant('emit' as const),
+    shard: fc.nat(SHARDS - 1),
+    bytes: fc.nat(2_000),
+    retry: fc.boolean(),
+  }),
+  fc.record({
+    kind: fc.constant('outcome' as const),
+    shard: fc.nat(SHARDS - 1),
+    counter: fc.constantFrom('acked' as const, 'failed' as const, 'skipped' as const),
+  }),
   fc.record({ kind: fc.constant('process' as const), counter: fc.constantFrom(...Object.values(ProcessCounter)) }),
   fc.record({ kind: fc.constant('lag' as const), shard: fc.nat(SHARDS - 1), ms: fc.nat(100_000) }),
-  fc.record({ kind: fc.constant('take' as const), held: fc.uniqueArray(fc.nat(SHARDS - 1), { maxLength: SHARDS }), advanceMs: fc.nat(20_000) }),
+  fc.record({
+    kind: fc.constant('take' as const),
+    held: fc.uniqueArray(fc.nat(SHARDS - 1), { maxLength: SHARDS }),
+    advanceMs: fc.nat(20_000),
+  }),
 );
 
 describe('SpoutMetrics, any sequence of events and sends', () => {
   it('sends every count exactly once, and gauges of the shards held at each send only', () => {
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 200 }), fc.uniqueArray(fc.nat(SHARDS - 1), { maxLength: SHARDS }), (ops, finallyHeld) => {
-        const metrics = new SpoutMetrics(0);
-        let now = 0;
-        const recorded = new Map<string, number>();
-        const sent = new Map<string, number>();
-        const add = (map: Map<string, number>, key: string, by: number) => map.set(key, (map.get(key) ?? 0) + by);
-        const lastLag = new Map<string, number>();
-        let touchedSinceTake = new Set<string>();
-        const take = (held: number[], advanceMs: number) => {
-          now += advanceMs;
-          const ids = held.map((i) => shardIds[i]);
-          const report = metrics.take(view(Object.fromEntries(ids.map((id) => [id, 0]))), now);
-          for (const [key, value] of Object.entries(report.shards.counters)) add(sent, key, value);
-          for (const [key, value] of Object.entries(report.process.counters)) add(sent, `process.${key}`, value);
-          // Counters name the shards held and those that had events since the last send; gauges the held ones.
-          const counted = new Set(Object.keys(report.shards.counters).map((k) => k.slice(0, k.lastIndexOf('.'))));
-          expect(counted).toEqual(new Set([...ids, ...touchedSinceTake]));
-          const gauged = new Set(Object.keys(report.shards.gauges).map((k) => k.slice(0, k.lastIndexOf('.'))));
-          expect(gauged).toEqual(new Set(ids));
-          expect(report.process.gauges.shardsHeld).toBe(ids.length);
-          for (const id of ids) expect(report.shards.gauges[`${id}.millisBehindLatest`]).toBe(lastLag.get(id));
-          for (const id of lastLag.keys()) if (!ids.includes(id)) lastLag.delete(id);
-          touchedSinceTake = new Set();
-          for (const value of [...Object.values(report.shards.gauges), ...Object.values(report.process.gauges)]) expect(Number.isFinite(value)).toBe(true);
-        };
-        for (const o of ops) {
-          switch (o.kind) {
-            case 'emit': {
-              const id = shardIds[o.shard];
-              metrics.emitted(id, o.bytes, o.retry);
-              touchedSinceTake.add(id);
-              if (o.retry) {
-                add(recorded, `${id}.retried`, 1);
-                add(recorded, 'process.retried', 1);
-              } else {
-                add(recorded, `${id}.emitted`, 1);
-                add(recorded, `${id}.emittedBytes`, o.bytes);
-                add(recorded, 'process.emitted', 1);
+      fc.property(
+        fc.array(op, { maxLength: 200 }),
+        fc.uniqueArray(fc.nat(SHARDS - 1), { maxLength: SHARDS }),
+        (ops, finallyHeld) => {
+          const metrics = new SpoutMetrics(0);
+          let now = 0;
+          const recorded = new Map<string, number>();
+          const sent = new Map<string, number>();
+          const add = (map: Map<string, number>, key: string, by: number) => map.set(key, (map.get(key) ?? 0) + by);
+          const lastLag = new Map<string, number>();
+          let touchedSinceTake = new Set<string>();
+          const take = (held: number[], advanceMs: number) => {
+            now += advanceMs;
+            const ids = held.map((i) => shardIds[i]);
+            const report = metrics.take(view(Object.fromEntries(ids.map((id) => [id, 0]))), now);
+            for (const [key, value] of Object.entries(report.shards.counters)) add(sent, key, value);
+            for (const [key, value] of Object.entries(report.process.counters)) add(sent, `process.${key}`, value);
+            // Counters name the shards held and those that had events since the last send; gauges the held ones.
+            const counted = new Set(Object.keys(report.shards.counters).map((k) => k.slice(0, k.lastIndexOf('.'))));
+            expect(counted).toEqual(new Set([...ids, ...touchedSinceTake]));
+            const gauged = new Set(Object.keys(report.shards.gauges).map((k) => k.slice(0, k.lastIndexOf('.'))));
+            expect(gauged).toEqual(new Set(ids));
+            expect(report.process.gauges.shardsHeld).toBe(ids.length);
+            for (const id of ids) expect(report.shards.gauges[`${id}.millisBehindLatest`]).toBe(lastLag.get(id));
+            for (const id of lastLag.keys()) if (!ids.includes(id)) lastLag.delete(id);
+            touchedSinceTake = new Set();
+            for (const value of [...Object.values(report.shards.gauges), ...Object.values(report.process.gauges)])
+              expect(Number.isFinite(value)).toBe(true);
+          };
+          for (const o of ops) {
+            switch (o.kind) {
+              case 'emit': {
+                const id = shardIds[o.shard];
+                metrics.emitted(id, o.bytes, o.retry);
+                touchedSinceTake.add(id);
+                if (o.retry) {
+                  add(recorded, `${id}.retried`, 1);
+                  add(recorded, 'process.retried', 1);
+                } else {
+                  add(recorded, `${id}.emitted`, 1);
+                  add(recorded, `${id}.emittedBytes`, o.bytes);
+                  add(recorded, 'process.emitted', 1);
+                }
+                break;
               }
-              break;
+              case 'outcome': {
+                const id = shardIds[o.shard];
+                metrics.shard(id, o.counter);
+                touchedSinceTake.add(id);
+                add(recorded, `${id}.${o.counter}`, 1);
+                add(recorded, `process.${o.counter}`, 1);
+                break;
+              }
+              case 'process':
+                metrics.count(o.counter);
+                add(recorded, `process.${o.counter}`, 1);
+                break;
+              case 'lag':
+                metrics.lag(shardIds[o.shard], o.ms);
+                lastLag.set(shardIds[o.shard], o.ms);
+                break;
+              case 'take':
+                take(o.held, o.advanceMs);
+                break;
             }
-            case 'outcome': {
-              const id = shardIds[o.shard];
-              metrics.shard(id, o.counter);
-              touchedSinceTake.add(id);
-              add(recorded, `${id}.${o.counter}`, 1);
-              add(recorded, `process.${o.counter}`, 1);
-              break;
-            }
-            case 'process':
-              metrics.count(o.counter);
-              add(recorded, `process.${o.counter}`, 1);
-              break;
-            case 'lag':
-              metrics.lag(shardIds[o.shard], o.ms);
-              lastLag.set(shardIds[o.shard], o.ms);
-              break;
-            case 'take':
-              take(o.held, o.advanceMs);
-              break;
           }
-        }
-        take(finallyHeld, 1_000);
-        const nonZero = (map: Map<string, number>) => new Map([...map].filter(([, v]) => v !== 0));
-        expect(nonZero(sent)).toEqual(nonZero(recorded));
-      }),
+          take(finallyHeld, 1_000);
+          const nonZero = (map: Map<string, number>) => new Map([...map].filter(([, v]) => v !== 0));
+          expect(nonZero(sent)).toEqual(nonZero(recorded));
+        },
+      ),
       { numRuns: 300 },
     );
   });

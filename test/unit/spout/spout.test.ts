@@ -20,11 +20,28 @@ const scheduler: Scheduler = {
 function setUp() {
   const shard = new OwnedShard('shardId-000000000001', 0);
   shard.phase = { kind: 'draining' };
-  const records: KinesisRecord[] = ['1', '2'].map((sequenceNumber) => ({ shardId: shard.shardId, sequenceNumber, partitionKey: 'k', data: new Uint8Array([120]), arrivalMs: 0 }));
+  const records: KinesisRecord[] = ['1', '2'].map((sequenceNumber) => ({
+    shardId: shard.shardId,
+    sequenceNumber,
+    partitionKey: 'k',
+    data: new Uint8Array([120]),
+    arrivalMs: 0,
+  }));
   shard.push(records);
   const lateOutcomes = new LateOutcomes(100, 60_000);
-  const coordinator = { isActive: true, shards: new Map([[shard.shardId, shard]]), trustedUntil: () => Infinity, lateOutcomes, metrics: new SpoutMetrics(scheduler.now()) } as unknown as Coordinator;
-  const config = validateConfig({ streamName: 's', applicationName: 'a', region: 'us-east-1', zookeeper: { connect: 'localhost:2181' } });
+  const coordinator = {
+    isActive: true,
+    shards: new Map([[shard.shardId, shard]]),
+    trustedUntil: () => Infinity,
+    lateOutcomes,
+    metrics: new SpoutMetrics(scheduler.now()),
+  } as unknown as Coordinator;
+  const config = validateConfig({
+    streamName: 's',
+    applicationName: 'a',
+    region: 'us-east-1',
+    zookeeper: { connect: 'localhost:2181' },
+  });
   const spout = new KinesisSpout(config, coordinator, { log: () => undefined, error: () => undefined }, scheduler);
   const emitted: string[] = [];
   spout.next({ emit: (id) => emitted.push(id) });
@@ -40,7 +57,7 @@ describe('KinesisSpout acks', () => {
     expect(shard.inFlight.size).toBe(0);
   });
 
-  it("an ack expected as a late outcome of an earlier emission is used up and does not ack this one", () => {
+  it('an ack expected as a late outcome of an earlier emission is used up and does not ack this one', () => {
     const { spout, shard, lateOutcomes, emitted } = setUp();
     lateOutcomes.expect([emitted[0]], scheduler.now());
     spout.ack(emitted[0]);

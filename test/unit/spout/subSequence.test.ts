@@ -15,11 +15,19 @@ import { kplAggregate } from '../../helpers/kpl';
 /** A Kinesis record: plain, or a KPL aggregate of `users` user records. */
 function kinesisRecord(sequenceNumber: string, users: number): KinesisRecord {
   const data =
-    users === 0 ? Buffer.from(`plain ${sequenceNumber}`) : kplAggregate(Array.from({ length: users }, (_, i) => ({ partitionKey: `pk-${sequenceNumber}-${i}`, data: `${sequenceNumber}/${i}` }))).data;
+    users === 0
+      ? Buffer.from(`plain ${sequenceNumber}`)
+      : kplAggregate(
+          Array.from({ length: users }, (_, i) => ({
+            partitionKey: `pk-${sequenceNumber}-${i}`,
+            data: `${sequenceNumber}/${i}`,
+          })),
+        ).data;
   return { shardId: 's', sequenceNumber, partitionKey: 'outer', data, arrivalMs: 0 };
 }
 
-const key = (r: KinesisRecord) => (r.subSequence === undefined ? r.sequenceNumber : `${r.sequenceNumber}:${r.subSequence}`);
+const key = (r: KinesisRecord) =>
+  r.subSequence === undefined ? r.sequenceNumber : `${r.sequenceNumber}:${r.subSequence}`;
 
 function emitAll(shard: OwnedShard): KinesisRecord[] {
   const out: KinesisRecord[] = [];
@@ -31,20 +39,37 @@ describe('message ids', () => {
   it('carry the sub-sequence of a user record, and parse back to the key the shard tracks it by', () => {
     expect(messageId('shardId-000000000001', '4962', 7)).toBe('shardId-000000000001:4962:7');
     expect(messageId('shardId-000000000001', '4962')).toBe('shardId-000000000001:4962');
-    expect(parseMessageId('shardId-000000000001:4962:7')).toEqual({ shardId: 'shardId-000000000001', sequenceNumber: '4962', subSequence: 7, key: '4962:7' });
-    expect(parseMessageId('shardId-000000000001:4962')).toEqual({ shardId: 'shardId-000000000001', sequenceNumber: '4962', key: '4962' });
+    expect(parseMessageId('shardId-000000000001:4962:7')).toEqual({
+      shardId: 'shardId-000000000001',
+      sequenceNumber: '4962',
+      subSequence: 7,
+      key: '4962:7',
+    });
+    expect(parseMessageId('shardId-000000000001:4962')).toEqual({
+      shardId: 'shardId-000000000001',
+      sequenceNumber: '4962',
+      key: '4962',
+    });
     // A record's key in its shard's in-flight records gives its message id back (what late outcomes are expected by).
-    expect(messageIdOfKey('shardId-000000000001', parseMessageId('shardId-000000000001:4962:7')!.key)).toBe('shardId-000000000001:4962:7');
-    for (const bad of ['s:1:07', 's:1:-1', 's:1:', 's:x', 's:1:2:3', 's:1:1e3', 's:1:12345678901', 42, null]) expect(parseMessageId(bad)).toBeUndefined();
+    expect(messageIdOfKey('shardId-000000000001', parseMessageId('shardId-000000000001:4962:7')!.key)).toBe(
+      'shardId-000000000001:4962:7',
+    );
+    for (const bad of ['s:1:07', 's:1:-1', 's:1:', 's:x', 's:1:2:3', 's:1:1e3', 's:1:12345678901', 42, null])
+      expect(parseMessageId(bad)).toBeUndefined();
   });
 
   it('property: every id round-trips', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^[a-zA-Z0-9_-]{1,30}$/), fc.bigInt({ min: 0n, max: 10n ** 56n }), fc.option(fc.nat(999_999_999), { nil: undefined }), (shardId, seq, sub) => {
-        const parsed = parseMessageId(messageId(shardId, seq.toString(), sub));
-        expect(parsed).toMatchObject({ shardId, sequenceNumber: seq.toString() });
-        expect(parsed?.subSequence).toBe(sub);
-      }),
+      fc.property(
+        fc.stringMatching(/^[a-zA-Z0-9_-]{1,30}$/),
+        fc.bigInt({ min: 0n, max: 10n ** 56n }),
+        fc.option(fc.nat(999_999_999), { nil: undefined }),
+        (shardId, seq, sub) => {
+          const parsed = parseMessageId(messageId(shardId, seq.toString(), sub));
+          expect(parsed).toMatchObject({ shardId, sequenceNumber: seq.toString() });
+          expect(parsed?.subSequence).toBe(sub);
+        },
+      ),
     );
   });
 });
@@ -83,7 +108,10 @@ describe('checkpoint with sub-sequences', () => {
                   : { kind: 'AFTER', sequenceNumber: at.sequenceNumber, subSequence: at.subSequence };
             const checkpoint = shard.committable();
             expect(checkpoint).toEqual(expected);
-            if (previous && checkpoint) expect(isAhead(checkpoint, previous) || JSON.stringify(checkpoint) === JSON.stringify(previous)).toBe(true);
+            if (previous && checkpoint)
+              expect(isAhead(checkpoint, previous) || JSON.stringify(checkpoint) === JSON.stringify(previous)).toBe(
+                true,
+              );
             previous = checkpoint;
           }
           // A new holder resumes from that checkpoint: re-reads AT the record when inside an aggregate, AFTER it otherwise.
@@ -91,13 +119,17 @@ describe('checkpoint with sub-sequences', () => {
           let fromIndex = 0;
           if (previous?.kind === 'AFTER') {
             const c = previous;
-            fromIndex = records.findIndex((r) => r.sequenceNumber === c.sequenceNumber) + (c.subSequence === undefined ? 1 : 0);
-            if (c.subSequence !== undefined) resumed.resumeInside = { sequenceNumber: c.sequenceNumber, subSequence: c.subSequence };
+            fromIndex =
+              records.findIndex((r) => r.sequenceNumber === c.sequenceNumber) + (c.subSequence === undefined ? 1 : 0);
+            if (c.subSequence !== undefined)
+              resumed.resumeInside = { sequenceNumber: c.sequenceNumber, subSequence: c.subSequence };
           }
           resumed.push(records.slice(fromIndex));
           const again = new Set(emitAll(resumed).map(key));
           emitted.forEach((r, i) => {
-            const covered = previous?.kind === 'AFTER' && compareAfter({ sequenceNumber: r.sequenceNumber, subSequence: r.subSequence ?? -1 }, previous) <= 0;
+            const covered =
+              previous?.kind === 'AFTER' &&
+              compareAfter({ sequenceNumber: r.sequenceNumber, subSequence: r.subSequence ?? -1 }, previous) <= 0;
             expect(again.has(key(r))).toBe(!covered);
             if (!acked.has(i)) expect(again.has(key(r))).toBe(true);
           });
@@ -139,7 +171,10 @@ describe('checkpoint with sub-sequences', () => {
     bad.data[bad.data.length - 1] ^= 1;
     const corrupt: string[] = [];
     const outside: string[] = [];
-    shard.push([good, bad], { corrupt: (r, reason) => corrupt.push(`${r.sequenceNumber}: ${reason}`), outsideRange: (rs) => outside.push(...rs.map(key)) });
+    shard.push([good, bad], {
+      corrupt: (r, reason) => corrupt.push(`${r.sequenceNumber}: ${reason}`),
+      outsideRange: (rs) => outside.push(...rs.map(key)),
+    });
     expect(emitAll(shard).map(key)).toEqual(['100:0', '100:1', '200']);
     expect(corrupt).toEqual([expect.stringMatching(/^200: MD5/)]);
     expect(outside).toEqual(['100:0', '100:1']);
@@ -154,7 +189,10 @@ describe('checkpoint with sub-sequences', () => {
     // The lower half of the key space: exactly the user records whose key hashes into the upper half are told.
     const half = new OwnedShard('s', 0, { hashRange: { start: 0n, end: 2n ** 127n - 1n } });
     const told: string[] = [];
-    half.push([kinesisRecord('200', 40)], { corrupt: () => undefined, outsideRange: (rs) => told.push(...rs.map((r) => r.partitionKey)) });
+    half.push([kinesisRecord('200', 40)], {
+      corrupt: () => undefined,
+      outsideRange: (rs) => told.push(...rs.map((r) => r.partitionKey)),
+    });
     const keys = emitAll(half).map((r) => r.partitionKey);
     const upper = keys.filter((k) => hashKeyOf(k)! >= 2n ** 127n);
     expect(upper.length).toBeGreaterThan(0);
@@ -169,7 +207,12 @@ describe('memory per user record', () => {
     shard.push([kinesisRecord('1', 10), kinesisRecord('2', 10)]);
     expect(shard.held.records).toBe(20);
     expect(shard.userRecordsPerRecord).toBe(10);
-    const limits = { maxRecordsInMemory: 1_000, maxBytesInMemory: 1 << 30, shardBufferSize: 120, maxRecordsPerRequest: 1_000 };
+    const limits = {
+      maxRecordsInMemory: 1_000,
+      maxBytesInMemory: 1 << 30,
+      shardBufferSize: 120,
+      maxRecordsPerRequest: 1_000,
+    };
     // 100 user records of room in the buffer: 10 aggregates of 10.
     expect(fetchRoom(shard.held, shard, 1, limits)).toBe(10);
   });
@@ -205,7 +248,8 @@ describe('stored checkpoint', () => {
     };
   }
   const path = '/base/checkpoints/s';
-  const storedAt = (zk: { nodes: Map<string, NodeData> }) => JSON.parse(zk.nodes.get(path)!.data.toString()) as { v: number; position: Position };
+  const storedAt = (zk: { nodes: Map<string, NodeData> }) =>
+    JSON.parse(zk.nodes.get(path)!.data.toString()) as { v: number; position: Position };
 
   it('is version 1 (what older spouts read) unless it stops inside an aggregate, then version 2; both read back', async () => {
     const zk = memoryZk();
@@ -214,7 +258,11 @@ describe('stored checkpoint', () => {
     const inside = await store.writeCheckpoint('s', { kind: 'AFTER', sequenceNumber: '5', subSequence: 3 }, 0);
     expect(storedAt(zk)).toMatchObject({ v: 2, position: { kind: 'AFTER', sequenceNumber: '5', subSequence: 3 } });
     expect((await store.readCheckpoint('s'))?.position).toEqual({ kind: 'AFTER', sequenceNumber: '5', subSequence: 3 });
-    await store.writeCheckpoint('s', { kind: 'AFTER', sequenceNumber: '5' }, inside === 'conflict' ? -1 : inside.version);
+    await store.writeCheckpoint(
+      's',
+      { kind: 'AFTER', sequenceNumber: '5' },
+      inside === 'conflict' ? -1 : inside.version,
+    );
     expect(storedAt(zk)).toMatchObject({ v: 1, position: { kind: 'AFTER', sequenceNumber: '5' } });
     expect((await store.readCheckpoint('s'))?.position).toEqual({ kind: 'AFTER', sequenceNumber: '5' });
   });
@@ -222,19 +270,26 @@ describe('stored checkpoint', () => {
   it('reads what older spouts wrote, and refuses a sub-sequence under version 1 or an unknown version, naming the node', async () => {
     const zk = memoryZk();
     const store = new CoordinationStore(zk, '/base', 'me');
-    const put = (value: object) => zk.nodes.set(path, { data: Buffer.from(JSON.stringify(value)), version: 0, ephemeralOwner: '0' });
+    const put = (value: object) =>
+      zk.nodes.set(path, { data: Buffer.from(JSON.stringify(value)), version: 0, ephemeralOwner: '0' });
     put({ v: 1, position: { kind: 'AFTER', sequenceNumber: '42' }, owner: 'old', updatedAt: '2025-01-01T00:00:00Z' });
     expect((await store.readCheckpoint('s'))?.position).toEqual({ kind: 'AFTER', sequenceNumber: '42' });
     put({ v: 1, position: { kind: 'AFTER', sequenceNumber: '42', subSequence: 1 } });
     await expect(store.readCheckpoint('s')).rejects.toThrow(/checkpoints\/s holds no valid position/);
     put({ v: 3, position: { kind: 'AFTER', sequenceNumber: '42' } });
-    await expect(store.readCheckpoint('s')).rejects.toThrow(/unsupported version 3 \(expected \{"v":1,...\} or \{"v":2,...\}\)/);
+    await expect(store.readCheckpoint('s')).rejects.toThrow(
+      /unsupported version 3 \(expected \{"v":1,...\} or \{"v":2,...\}\)/,
+    );
     expect(isPosition({ kind: 'AFTER', sequenceNumber: '1', subSequence: -1 })).toBe(false);
     expect(isPosition({ kind: 'AFTER', sequenceNumber: '1', subSequence: 1.5 })).toBe(false);
   });
 
   it('orders positions inside an aggregate before the whole record, after the previous record', () => {
-    const after = (sequenceNumber: string, subSequence?: number): Position => ({ kind: 'AFTER', sequenceNumber, subSequence });
+    const after = (sequenceNumber: string, subSequence?: number): Position => ({
+      kind: 'AFTER',
+      sequenceNumber,
+      subSequence,
+    });
     expect(isAhead(after('5', 1), after('5', 0))).toBe(true);
     expect(isAhead(after('5'), after('5', 7))).toBe(true);
     expect(isAhead(after('5', 7), after('5'))).toBe(false);

@@ -7,14 +7,16 @@ describe('WriteQueue', () => {
     const queue = new WriteQueue();
     const order: string[] = [];
     let running = 0;
-    const write = (name: string, fail = false) => async () => {
-      running += 1;
-      expect(running).toBe(1);
-      await tick();
-      order.push(name);
-      running -= 1;
-      if (fail) throw new Error(name);
-    };
+    const write =
+      (name: string, fail = false) =>
+      async () => {
+        running += 1;
+        expect(running).toBe(1);
+        await tick();
+        order.push(name);
+        running -= 1;
+        if (fail) throw new Error(name);
+      };
     const a = queue.run(write('a'));
     const b = queue.run(write('b', true));
     const c = queue.run(write('c'));

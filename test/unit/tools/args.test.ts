@@ -4,14 +4,35 @@ import { helpFor, isHelpRequest } from '../../../src/tools/main';
 
 describe('parseToolArgs', () => {
   it('reads status options; --watch takes optional seconds', () => {
-    expect(parseToolArgs('status', ['--config', 'c.json'])).toEqual({ tool: 'status', config: 'c.json', json: false, watchSeconds: undefined });
-    expect(parseToolArgs('status', ['--watch', '--config', 'c.json', '--json'])).toEqual({ tool: 'status', config: 'c.json', json: true, watchSeconds: 5 });
+    expect(parseToolArgs('status', ['--config', 'c.json'])).toEqual({
+      tool: 'status',
+      config: 'c.json',
+      json: false,
+      watchSeconds: undefined,
+    });
+    expect(parseToolArgs('status', ['--watch', '--config', 'c.json', '--json'])).toEqual({
+      tool: 'status',
+      config: 'c.json',
+      json: true,
+      watchSeconds: 5,
+    });
     expect(parseToolArgs('status', ['--config=c.json', '--watch', '2'])).toMatchObject({ watchSeconds: 2 });
     expect(parseToolArgs('status', ['--help'])).toEqual({ tool: 'help' });
   });
 
   it('reads reset options', () => {
-    expect(parseToolArgs('reset', ['--config', 'c.json', '--to', 'trim_horizon', '--shards', 'shardId-1,shardId-2,shardId-1', '--force', '--yes'])).toEqual({
+    expect(
+      parseToolArgs('reset', [
+        '--config',
+        'c.json',
+        '--to',
+        'trim_horizon',
+        '--shards',
+        'shardId-1,shardId-2,shardId-1',
+        '--force',
+        '--yes',
+      ]),
+    ).toEqual({
       tool: 'reset',
       config: 'c.json',
       to: { kind: 'TRIM_HORIZON' },
@@ -24,11 +45,19 @@ describe('parseToolArgs', () => {
   it.each([
     ['status', ['--json'], 'status: --config <file.json> is required'],
     ['status', ['--config', 'c', '--watch', '0'], 'status: --watch "0": seconds between redraws, from 1 to 3600'],
-    ['status', ['--config', 'c', '--to', 'LATEST'], 'status: unknown argument "--to"; allowed: --config, --json, --watch'],
+    [
+      'status',
+      ['--config', 'c', '--to', 'LATEST'],
+      'status: unknown argument "--to"; allowed: --config, --json, --watch',
+    ],
     ['status', ['--config', 'c', '--config', 'd'], 'status: --config given twice'],
     ['reset', ['--config', 'c'], 'reset: --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number> is required'],
     ['reset', ['--config', 'c', '--to'], 'reset: --to needs a value'],
-    ['reset', ['--config', 'c', '--to', 'LATEST', '--shards', 'a b'], '--shards "a b": expected shard ids separated by commas'],
+    [
+      'reset',
+      ['--config', 'c', '--to', 'LATEST', '--shards', 'a b'],
+      '--shards "a b": expected shard ids separated by commas',
+    ],
     ['reset', ['--config', 'c', '--to', 'LATEST', '--yes=no'], 'reset: --yes takes no value'],
   ] as const)('%s %j is refused: %s', (tool, args, message) => {
     let error: unknown;
@@ -46,9 +75,16 @@ describe('parseToolArgs', () => {
 describe('parseTarget', () => {
   it('reads keywords, timestamps and sequence numbers (kept as strings: they exceed 2^53)', () => {
     expect(parseTarget('LATEST')).toEqual({ kind: 'LATEST' });
-    expect(parseTarget('2026-12-01T04:00:00Z')).toEqual({ kind: 'AT_TIMESTAMP', timestampMs: Date.parse('2026-12-01T04:00:00Z'), text: '2026-12-01T04:00:00Z' });
+    expect(parseTarget('2026-12-01T04:00:00Z')).toEqual({
+      kind: 'AT_TIMESTAMP',
+      timestampMs: Date.parse('2026-12-01T04:00:00Z'),
+      text: '2026-12-01T04:00:00Z',
+    });
     expect(parseTarget('2026-12-01T05:00:00+01:00')).toMatchObject({ timestampMs: Date.parse('2026-12-01T04:00:00Z') });
-    expect(parseTarget('49590338271490256608559692538361571095921575989136588898')).toEqual({ kind: 'AFTER', sequenceNumber: '49590338271490256608559692538361571095921575989136588898' });
+    expect(parseTarget('49590338271490256608559692538361571095921575989136588898')).toEqual({
+      kind: 'AFTER',
+      sequenceNumber: '49590338271490256608559692538361571095921575989136588898',
+    });
   });
 
   it.each(['yesterday', '2026-13-45', '12:00', '1e5', '-5', ''])('refuses %j', (text) => {
@@ -58,7 +94,13 @@ describe('parseTarget', () => {
 
 describe('the entry point: a flag is never the spout', () => {
   it('asks for help with a flag or "help", runs the spout with nothing or a config file', () => {
-    expect(['--help', '-h', 'help', '--config', '--version'].map(isHelpRequest)).toEqual([true, true, true, true, true]);
+    expect(['--help', '-h', 'help', '--config', '--version'].map(isHelpRequest)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect([undefined, 'spout.json', '/etc/kinesis/spout.json'].map(isHelpRequest)).toEqual([false, false, false]);
   });
 

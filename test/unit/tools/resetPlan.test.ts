@@ -13,13 +13,37 @@ const END: Position = { kind: 'SHARD_END' };
 const TRIM: Position = { kind: 'TRIM_HORIZON' };
 
 function bootstrap(overrides: Partial<Bootstrap> = {}): Bootstrap {
-  return { v: 1, firstStartMs: NOW - 3_600_000, initialPosition: 'TRIM_HORIZON', streamArn: 'arn', streamCreatedMs: 0, shardsAtStart: [], openAtStart: [], ...overrides };
+  return {
+    v: 1,
+    firstStartMs: NOW - 3_600_000,
+    initialPosition: 'TRIM_HORIZON',
+    streamArn: 'arn',
+    streamCreatedMs: 0,
+    shardsAtStart: [],
+    openAtStart: [],
+    ...overrides,
+  };
 }
 
-function facts(listing: ShardNode[], checkpoints: Record<string, Position>, options: { finished?: string[]; ended?: string[]; leases?: Record<string, string>; boot?: Bootstrap; unreadable?: Record<string, string> } = {}): ResetFacts {
+function facts(
+  listing: ShardNode[],
+  checkpoints: Record<string, Position>,
+  options: {
+    finished?: string[];
+    ended?: string[];
+    leases?: Record<string, string>;
+    boot?: Bootstrap;
+    unreadable?: Record<string, string>;
+  } = {},
+): ResetFacts {
   return {
     listing,
-    checkpoints: new Map(Object.entries(checkpoints).map(([id, position], i): [string, CheckpointRecord] => [id, { position, version: i + 3 }])),
+    checkpoints: new Map(
+      Object.entries(checkpoints).map(([id, position], i): [string, CheckpointRecord] => [
+        id,
+        { position, version: i + 3 },
+      ]),
+    ),
     unreadable: new Map(Object.entries(options.unreadable ?? {})),
     finished: new Set(options.finished ?? []),
     ended: new Set(options.ended ?? []),
@@ -29,8 +53,17 @@ function facts(listing: ShardNode[], checkpoints: Record<string, Position>, opti
 }
 
 // A stream split once, read to the end: parent finished, both children read some way.
-const split = () => facts([node('p', [], true), node('c1', ['p']), node('c2', ['p'])], { p: END, c1: after('11'), c2: after('22') }, { finished: ['p'] });
-const summary = (plan: ResetPlan) => plan.changes.map((c) => `${c.shardId} ${c.to.kind}${c.to.kind === 'AFTER' ? ` ${c.to.sequenceNumber}` : ''}${c.removeFinished ? ' -finished' : ''}`);
+const split = () =>
+  facts(
+    [node('p', [], true), node('c1', ['p']), node('c2', ['p'])],
+    { p: END, c1: after('11'), c2: after('22') },
+    { finished: ['p'] },
+  );
+const summary = (plan: ResetPlan) =>
+  plan.changes.map(
+    (c) =>
+      `${c.shardId} ${c.to.kind}${c.to.kind === 'AFTER' ? ` ${c.to.sequenceNumber}` : ''}${c.removeFinished ? ' -finished' : ''}`,
+  );
 
 describe('planReset', () => {
   it('TRIM_HORIZON: every shard from its start, the finished parent first and unmarked', () => {
@@ -47,7 +80,11 @@ describe('planReset', () => {
   });
 
   it('LATEST: open and unfinished shards from now; a finished shard stays finished', () => {
-    const f = facts([node('p', [], true), node('c1', ['p']), node('q', [], true), node('r')], { p: END, c1: after('11'), q: after('5') }, { finished: ['p'] });
+    const f = facts(
+      [node('p', [], true), node('c1', ['p']), node('q', [], true), node('r')],
+      { p: END, c1: after('11'), q: after('5') },
+      { finished: ['p'] },
+    );
     const plan = planReset(f, { kind: 'LATEST' }, undefined, NOW);
     expect(plan.changes.map((c) => [c.shardId, c.to])).toEqual([
       ['c1', { kind: 'AT_TIMESTAMP', timestampMs: NOW }],
@@ -76,7 +113,7 @@ describe('planReset', () => {
     const plan = planReset(f, { kind: 'TRIM_HORIZON' }, undefined, NOW);
     expect(plan.changes).toEqual([]);
     expect(plan.unchanged.map((u) => u.shardId)).toEqual(['a', 'b', 'old']);
-    expect(plan.unchanged[2].why).toContain('closed before the application\'s first start with initialPosition LATEST');
+    expect(plan.unchanged[2].why).toContain("closed before the application's first start with initialPosition LATEST");
   });
 
   it('moves a checkpoint that stopped inside a KPL aggregate to after the whole record named (not "already there")', () => {
@@ -86,7 +123,11 @@ describe('planReset', () => {
   });
 
   it('removes ended markers too, and reports every lease held', () => {
-    const f = facts([node('p', [], true), node('c', ['p'])], { p: after('9') }, { ended: ['p'], leases: { p: 'task0-h-1-abc' } });
+    const f = facts(
+      [node('p', [], true), node('c', ['p'])],
+      { p: after('9') },
+      { ended: ['p'], leases: { p: 'task0-h-1-abc' } },
+    );
     const plan = planReset(f, { kind: 'TRIM_HORIZON' }, ['p'], NOW);
     expect(plan.changes[0]).toMatchObject({ shardId: 'p', removeEnded: true, heldBy: 'task0-h-1-abc' });
     expect(plan.leases).toEqual([{ shardId: 'p', owner: 'task0-h-1-abc' }]);
@@ -94,11 +135,41 @@ describe('planReset', () => {
 
   it.each<[string, ResetTarget, string[] | undefined, ResetFacts, string]>([
     ['an unknown shard', { kind: 'LATEST' }, ['nope'], split(), 'unknown shard nope; the stream has c1, c2, p'],
-    ['an expired shard', { kind: 'LATEST' }, ['gone'], facts([node('a')], { gone: END }), 'gone expired from the stream'],
-    ['a sequence number for every shard', { kind: 'AFTER', sequenceNumber: '1' }, undefined, split(), 'a sequence number belongs to one shard'],
-    ['a sequence number for two shards', { kind: 'AFTER', sequenceNumber: '1' }, ['c1', 'c2'], split(), 'a sequence number belongs to one shard'],
-    ['a timestamp in the future', { kind: 'AT_TIMESTAMP', timestampMs: NOW + 60_000, text: 'later' }, undefined, split(), '--to later: that is in the future'],
-    ['an unreadable checkpoint', { kind: 'TRIM_HORIZON' }, undefined, facts([node('a')], {}, { unreadable: { a: 'no JSON' } }), 'a: its checkpoint node cannot be read (no JSON)'],
+    [
+      'an expired shard',
+      { kind: 'LATEST' },
+      ['gone'],
+      facts([node('a')], { gone: END }),
+      'gone expired from the stream',
+    ],
+    [
+      'a sequence number for every shard',
+      { kind: 'AFTER', sequenceNumber: '1' },
+      undefined,
+      split(),
+      'a sequence number belongs to one shard',
+    ],
+    [
+      'a sequence number for two shards',
+      { kind: 'AFTER', sequenceNumber: '1' },
+      ['c1', 'c2'],
+      split(),
+      'a sequence number belongs to one shard',
+    ],
+    [
+      'a timestamp in the future',
+      { kind: 'AT_TIMESTAMP', timestampMs: NOW + 60_000, text: 'later' },
+      undefined,
+      split(),
+      '--to later: that is in the future',
+    ],
+    [
+      'an unreadable checkpoint',
+      { kind: 'TRIM_HORIZON' },
+      undefined,
+      facts([node('a')], {}, { unreadable: { a: 'no JSON' } }),
+      'a: its checkpoint node cannot be read (no JSON)',
+    ],
   ])('refuses %s', (_, target, selection, f, message) => {
     expect(() => planReset(f, target, selection, NOW)).toThrow(ToolError);
     expect(() => planReset(f, target, selection, NOW)).toThrow(message);
@@ -113,13 +184,24 @@ const world = fc
     idOffset: fc.nat(100),
     events: fc.array(fc.record({ merge: fc.boolean(), pick: fc.nat() }), { maxLength: 7 }),
     startAfter: fc.nat(),
-    initialPosition: fc.constantFrom<Bootstrap['initialPosition']>('LATEST', 'TRIM_HORIZON', { atTimestamp: '2026-11-30T00:00:00Z' }),
+    initialPosition: fc.constantFrom<Bootstrap['initialPosition']>('LATEST', 'TRIM_HORIZON', {
+      atTimestamp: '2026-11-30T00:00:00Z',
+    }),
     expire: fc.nat({ max: 3 }),
-    states: fc.array(fc.record({ kind: fc.constantFrom('none', 'trim', 'after', 'end'), seq: fc.bigInt({ min: 1n, max: 10n ** 30n }), ended: fc.boolean(), leased: fc.boolean() }), { minLength: 20, maxLength: 20 }),
+    states: fc.array(
+      fc.record({
+        kind: fc.constantFrom('none', 'trim', 'after', 'end'),
+        seq: fc.bigInt({ min: 1n, max: 10n ** 30n }),
+        ended: fc.boolean(),
+        leased: fc.boolean(),
+      }),
+      { minLength: 20, maxLength: 20 },
+    ),
   })
   .map((w) => {
     const shards: ShardNode[] = [];
-    const add = (parents: string[]) => shards.push(node(`s${String((shards.length * 37 + w.idOffset) % 101).padStart(3, '0')}`, parents));
+    const add = (parents: string[]) =>
+      shards.push(node(`s${String((shards.length * 37 + w.idOffset) % 101).padStart(3, '0')}`, parents));
     for (let i = 0; i < w.initial; i += 1) add([]);
     let atStart = { known: shards.map((s) => s.shardId), open: shards.map((s) => s.shardId) };
     const startAfter = w.startAfter % (w.events.length + 1);
@@ -136,9 +218,15 @@ const world = fc
         add([p.shardId]);
         add([p.shardId]);
       }
-      if (i + 1 === startAfter) atStart = { known: shards.map((s) => s.shardId), open: shards.filter((s) => !s.closed).map((s) => s.shardId) };
+      if (i + 1 === startAfter)
+        atStart = { known: shards.map((s) => s.shardId), open: shards.filter((s) => !s.closed).map((s) => s.shardId) };
     });
-    const expired = new Set(shards.filter((s) => s.closed).slice(0, w.expire).map((s) => s.shardId));
+    const expired = new Set(
+      shards
+        .filter((s) => s.closed)
+        .slice(0, w.expire)
+        .map((s) => s.shardId),
+    );
     const checkpoints: Record<string, Position> = {};
     const finished: string[] = [];
     const ended: string[] = [];
@@ -154,8 +242,16 @@ const world = fc
       if (state.ended && s.closed) ended.push(s.shardId);
       if (state.leased && !expired.has(s.shardId)) leases[s.shardId] = `task${i}`;
     });
-    const boot = bootstrap({ initialPosition: w.initialPosition, shardsAtStart: atStart.known, openAtStart: atStart.open });
-    return facts(shards.filter((s) => !expired.has(s.shardId)), checkpoints, { finished, ended, leases, boot });
+    const boot = bootstrap({
+      initialPosition: w.initialPosition,
+      shardsAtStart: atStart.known,
+      openAtStart: atStart.open,
+    });
+    return facts(
+      shards.filter((s) => !expired.has(s.shardId)),
+      checkpoints,
+      { finished, ended, leases, boot },
+    );
   });
 
 const target = fc.oneof(
@@ -171,50 +267,71 @@ function descendants(f: ResetFacts, shardId: string): string[] {
 }
 
 describe('planReset, whatever the stream and its state', () => {
-  const selections = (f: ResetFacts) => fc.option(fc.subarray(f.listing.map((s) => s.shardId), { minLength: 1 }), { nil: undefined });
+  const selections = (f: ResetFacts) =>
+    fc.option(
+      fc.subarray(
+        f.listing.map((s) => s.shardId),
+        { minLength: 1 },
+      ),
+      { nil: undefined },
+    );
 
   it('keeps parents first: no descendant of a shard read again is left finished or ahead of the target', () => {
     fc.assert(
-      fc.property(world.chain((f) => fc.tuple(fc.constant(f), target, selections(f))), ([f, to, selection]) => {
-        const plan = planReset(f, to, selection, NOW);
-        const changed = new Map(plan.changes.map((c) => [c.shardId, c]));
-        const unchanged = new Map(plan.unchanged.map((u) => [u.shardId, u.why]));
-        const positionAfter = (id: string) => changed.get(id)?.to ?? f.checkpoints.get(id)?.position ?? f.startOf(id);
-        const finishedAfter = (id: string) => (f.finished.has(id) && !changed.get(id)?.removeFinished) || positionAfter(id).kind === 'SHARD_END';
-        for (const change of plan.changes) {
-          expect(change.to.kind).not.toBe('SHARD_END');
-          expect(finishedAfter(change.shardId)).toBe(false);
-          for (const below of descendants(f, change.shardId)) {
-            expect(finishedAfter(below)).toBe(false);
-            expect(['TRIM_HORIZON', 'AT_TIMESTAMP']).toContain(positionAfter(below).kind);
-            expect(changed.has(below) || unchanged.has(below)).toBe(true);
+      fc.property(
+        world.chain((f) => fc.tuple(fc.constant(f), target, selections(f))),
+        ([f, to, selection]) => {
+          const plan = planReset(f, to, selection, NOW);
+          const changed = new Map(plan.changes.map((c) => [c.shardId, c]));
+          const unchanged = new Map(plan.unchanged.map((u) => [u.shardId, u.why]));
+          const positionAfter = (id: string) => changed.get(id)?.to ?? f.checkpoints.get(id)?.position ?? f.startOf(id);
+          const finishedAfter = (id: string) =>
+            (f.finished.has(id) && !changed.get(id)?.removeFinished) || positionAfter(id).kind === 'SHARD_END';
+          for (const change of plan.changes) {
+            expect(change.to.kind).not.toBe('SHARD_END');
+            expect(finishedAfter(change.shardId)).toBe(false);
+            for (const below of descendants(f, change.shardId)) {
+              expect(finishedAfter(below)).toBe(false);
+              expect(['TRIM_HORIZON', 'AT_TIMESTAMP']).toContain(positionAfter(below).kind);
+              expect(changed.has(below) || unchanged.has(below)).toBe(true);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('writes only listed shards in scope, once each, parents before children, at the versions read', () => {
     fc.assert(
-      fc.property(world.chain((f) => fc.tuple(fc.constant(f), target, selections(f))), ([f, to, selection]) => {
-        const plan = planReset(f, to, selection, NOW);
-        const listed = new Set(f.listing.map((s) => s.shardId));
-        const scope = new Set((selection ?? [...listed]).flatMap((id) => [id, ...descendants(f, id)]));
-        const accounted = [...plan.changes.map((c) => c.shardId), ...plan.unchanged.map((u) => u.shardId)];
-        expect(accounted.sort()).toEqual([...scope].sort());
-        plan.changes.forEach((change, i) => {
-          expect(listed.has(change.shardId)).toBe(true);
-          expect(change.checkpointVersion).toBe(f.checkpoints.get(change.shardId)?.version);
-          expect(change.removeFinished).toBe(f.finished.has(change.shardId));
-          expect(change.removeEnded).toBe(f.ended.has(change.shardId));
-          for (const later of plan.changes.slice(i + 1)) expect(descendants(f, later.shardId)).not.toContain(change.shardId);
-          if (selection === undefined || selection.includes(change.shardId)) {
-            const expected = to.kind === 'TRIM_HORIZON' ? TRIM : { kind: 'AT_TIMESTAMP', timestampMs: to.kind === 'LATEST' ? NOW : (to as { timestampMs: number }).timestampMs };
-            expect(change.to).toEqual(expected);
-          }
-        });
-      }),
+      fc.property(
+        world.chain((f) => fc.tuple(fc.constant(f), target, selections(f))),
+        ([f, to, selection]) => {
+          const plan = planReset(f, to, selection, NOW);
+          const listed = new Set(f.listing.map((s) => s.shardId));
+          const scope = new Set((selection ?? [...listed]).flatMap((id) => [id, ...descendants(f, id)]));
+          const accounted = [...plan.changes.map((c) => c.shardId), ...plan.unchanged.map((u) => u.shardId)];
+          expect(accounted.sort()).toEqual([...scope].sort());
+          plan.changes.forEach((change, i) => {
+            expect(listed.has(change.shardId)).toBe(true);
+            expect(change.checkpointVersion).toBe(f.checkpoints.get(change.shardId)?.version);
+            expect(change.removeFinished).toBe(f.finished.has(change.shardId));
+            expect(change.removeEnded).toBe(f.ended.has(change.shardId));
+            for (const later of plan.changes.slice(i + 1))
+              expect(descendants(f, later.shardId)).not.toContain(change.shardId);
+            if (selection === undefined || selection.includes(change.shardId)) {
+              const expected =
+                to.kind === 'TRIM_HORIZON'
+                  ? TRIM
+                  : {
+                      kind: 'AT_TIMESTAMP',
+                      timestampMs: to.kind === 'LATEST' ? NOW : (to as { timestampMs: number }).timestampMs,
+                    };
+              expect(change.to).toEqual(expected);
+            }
+          });
+        },
+      ),
       { numRuns: 500 },
     );
   });
