@@ -8,7 +8,7 @@ import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorComman
 import type { Scheduler } from '../core/scheduler';
 import { describeError } from '../errors';
 import { isThrottling } from './errors';
-import { LogLevel } from '../multilang/protocol';
+import { LogLevel } from '../core/log';
 import type { Position } from '../core/position';
 import type { KinesisApi } from './client';
 import type { KinesisRecord } from './records';

@@ -12,7 +12,7 @@ import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
 import { isThrottling, kinesisProblem } from '../kinesis/errors';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
-import { LogLevel } from '../multilang/protocol';
+import { LogLevel, Reporter, type Logger } from '../core/log';
 import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
 import { identityMismatch, joinSession, type Member, type Session } from './joining';
 import { joinFailure, REPORT_AFTER_FAILURES } from './joinFailure';
@@ -21,9 +21,7 @@ import { HeldShards, type IoCounters } from './heldShards';
 import type { LateOutcomes } from './lateOutcomes';
 import { ProcessCounter, SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
-import { Reporter, type Logger } from './reporting';
 
-export type { Logger } from './reporting';
 export type { IoCounters } from './heldShards';
 
 export interface CoordinatorDeps {
