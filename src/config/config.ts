@@ -2,15 +2,14 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
-import { configSchema, type OnExhausted, type TupleField } from './schema';
-import type { ZooKeeperOptions } from '../coordination/zooKeeper';
+import { configSchema, type OnExhausted } from './schema';
 import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
 
 import type { InitialPosition } from '../core/position';
+import type { DataFormat, TupleField } from '../core/tuple';
 import { isObject } from '../core/json';
 
 export type { InitialPosition };
-export type DataFormat = 'utf8' | 'base64' | 'json';
 export type Ordering = 'parents-acked' | 'parents-emitted' | 'none';
 
 export interface SpoutConfig {
@@ -229,12 +228,6 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
     out[key] = isObject(current) && isObject(value) ? mergeDeep(current, value) : value;
   }
   return out;
-}
-
-/** How the spout and the tools open their ZooKeeper session: the same ensemble, credentials and ACLs. */
-export function zooKeeperOptions(config: SpoutConfig): Omit<ZooKeeperOptions, 'onState'> {
-  const { connect, sessionTimeoutMs, auth, creatorOnly, root } = config.zookeeper;
-  return { connect, sessionTimeoutMs, auth, creatorOnlyBelow: creatorOnly ? root : undefined };
 }
 
 /** The stream's name, from `streamName` or the tail of `streamArn`. */

@@ -3,7 +3,8 @@
  * record (created by the application's first start), and this task registered as a member. Bounded as a
  * whole: a join that cannot finish closes its session and fails, and the caller tries again.
  */
-import { zooKeeperOptions, type SpoutConfig } from '../config/config';
+import type { SpoutConfig } from '../config/config';
+import { zooKeeperOptions } from '../coordination/sessionOptions';
 import { CoordinationStore, basePath } from '../coordination/store';
 import type { ConnectionState, ConnectZooKeeper, ZooKeeper } from '../coordination/zooKeeper';
 import { startPositions, type Bootstrap, type Position } from '../core/position';
