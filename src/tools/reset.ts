@@ -5,7 +5,7 @@
  */
 import { describeError } from '../errors';
 import { shardIteratorAt } from '../kinesis/iterators';
-import { identityMismatch } from '../spout/joining';
+import { identityMismatch } from '../coordination/streamIdentity';
 import type { ResetTarget } from './args';
 import { openApplication, readToolConfig, type Application } from './application';
 import { ExitCode, ToolError, usageError } from './exitCodes';
