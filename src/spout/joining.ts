@@ -10,6 +10,7 @@ import { identityMismatch } from '../coordination/streamIdentity';
 import type { ConnectionState, ConnectZooKeeper, ZooKeeper } from '../coordination/zooKeeper';
 import { startPositions, type Bootstrap, type Position } from '../core/position';
 import { within, type Scheduler } from '../core/scheduler';
+import { joinTimeoutMs } from '../core/timings';
 import type { ShardNode } from '../core/shard';
 import { ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
@@ -45,10 +46,6 @@ export interface JoinDeps {
   listShards(): Promise<ShardNode[]>;
   /** State changes of the new session, from the moment it is connected. */
   onState(zk: ZooKeeper, state: ConnectionState): void;
-}
-
-export function joinTimeoutMs(config: SpoutConfig): number {
-  return Math.max(60_000, 3 * config.zookeeper.sessionTimeoutMs);
 }
 
 export async function joinSession(deps: JoinDeps): Promise<{ session: Session; shards: ShardNode[] }> {
@@ -96,7 +93,7 @@ export async function joinSession(deps: JoinDeps): Promise<{ session: Session; s
       shards,
     };
   };
-  const timeoutMs = joinTimeoutMs(deps.config);
+  const timeoutMs = joinTimeoutMs(deps.config.zookeeper.sessionTimeoutMs);
   try {
     return await within(
       deps.scheduler,
