@@ -4,8 +4,6 @@
  */
 import { DATA_FORMATS, TUPLE_FIELDS, type TupleField } from '../core/tuple';
 
-export type { TupleField };
-
 /** What the spout does with a record failed more often than `retry.maxRetries` allows. */
 export const OnExhausted = { Skip: 'skip', DeadLetter: 'deadLetter' } as const;
 export type OnExhausted = (typeof OnExhausted)[keyof typeof OnExhausted];
