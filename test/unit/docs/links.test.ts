@@ -114,6 +114,12 @@ test('code and comments that point into the manual name a page and a heading tha
   expect(broken).toEqual([]);
 });
 
+test('the README stays short (issue 15: at most 12 KB; the manual is docs/) and keeps the two commands', () => {
+  const readme = readFileSync(README);
+  expect(readme.length).toBeLessThanOrEqual(12 * 1024);
+  expect(readme.toString('utf8')).toMatch(/^npm run demo {3}# .*\n^npm test {7}# /m);
+});
+
 test("the README's moved sections are where the list says", () => {
   const wrong = Object.entries(MOVED)
     .map(([old, now]) => ({ old, problem: problem(README, now) }))
