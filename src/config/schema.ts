@@ -3,15 +3,7 @@
  * generated from the descriptions and defaults here by `npm run docs:config`; links in a description are
  * relative to docs/).
  */
-export const TUPLE_FIELDS = [
-  'partitionKey',
-  'data',
-  'shardId',
-  'sequenceNumber',
-  'arrivalTimestamp',
-  'subSequence',
-] as const;
-export type TupleField = (typeof TUPLE_FIELDS)[number];
+import { DATA_FORMATS, TUPLE_FIELDS, type TupleField } from '../core/tuple';
 
 /** What the spout does with a record failed more often than `retry.maxRetries` allows. */
 export const OnExhausted = { Skip: 'skip', DeadLetter: 'deadLetter' } as const;
@@ -108,7 +100,7 @@ export const configSchema = {
     },
     dataFormat: {
       type: 'string',
-      enum: ['utf8', 'base64', 'json'],
+      enum: [...DATA_FORMATS],
       default: 'utf8',
       description:
         'How `data` is put in the tuple: UTF-8 text, base64, or parsed JSON (a record that is not JSON is emitted as text and logged).',

@@ -13,13 +13,13 @@ import type { HashRange } from '../kinesis/aggregation';
 import { messageId, messageIdOfKey, type KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
 import type { StreamRef } from '../kinesis/shards';
-import { LogLevel } from '../multilang/protocol';
+import { LogLevel } from '../core/log';
 import type { Session } from './joining';
 import { LateOutcomes } from './lateOutcomes';
 import { fetchRoom, heldIn, type Held } from './memory';
 import { ProcessCounter, type SpoutMetrics } from './metrics';
 import { OwnedShard, type AggregateNotices } from './ownedShard';
-import type { Reporter } from './reporting';
+import type { Reporter } from '../core/log';
 
 /** Backoff of a shard that could not be started (unreadable checkpoint, errors): retried, never in a loop. */
 const START_BACKOFF_MS = { initial: 1_000, max: 60_000 };
