@@ -119,10 +119,11 @@ export interface RunOptions {
 let options: RunOptions = {};
 
 function onHandshake(body: string): void {
-  const handshake = parseHandshake(body);
-  // Storm waits for the pid with no timeout: answer before anything that could block.
-  writeFileSync(join(handshake.pidDir, String(process.pid)), '');
+  // Storm waits for the pid with no timeout and takes it from the first frame it reads: it goes out before
+  // anything that could block or fail, even a handshake this cannot read (Storm then lives to show why).
   out.pid(process.pid);
+  const handshake = parseHandshake(body);
+  writePidFile(handshake.pidDir);
   // Told to stop (or crashed) before Storm even said hello: the pid is all it gets.
   if (lifecycle.kind !== 'starting') return;
   let config: SpoutConfig;
@@ -157,6 +158,22 @@ function onHandshake(body: string): void {
   coordinator.start();
   setInterval(() => logStats(config), config.statsIntervalMs).unref();
   startMetrics(handshake.conf);
+}
+
+/**
+ * The pid file lets Storm's supervisor signal this process when it stops the worker. Without it the spout
+ * still reads, and still stops when Storm closes its stdin (which a dying worker always does).
+ */
+function writePidFile(pidDir: string): void {
+  const path = join(pidDir, String(process.pid));
+  try {
+    writeFileSync(path, '');
+  } catch (err) {
+    report(
+      `cannot write the pid file ${path} (${describeError(err)}): Storm's supervisor cannot signal this process; it still stops when its worker closes stdin. Check that the worker's pids directory exists and is writable`,
+      LogLevel.Warn,
+    );
+  }
 }
 
 function startMetrics(conf: Record<string, unknown>): void {

@@ -2,7 +2,9 @@
  * KPL de-aggregation: a Kinesis record written by the Kinesis Producer Library may pack many user records
  * as `F3 89 9A C2` + protobuf `AggregatedRecord` + MD5 of the protobuf bytes. Written here (no run-time
  * dependency): a small protobuf reader for exactly this message. Never throws on bad bytes: a record that
- * is not a well-formed aggregate says why, and the caller emits it as it is.
+ * is not a well-formed aggregate says why, and the caller emits it as it is. Each user record gets a copy
+ * of its bytes, not a view into the aggregate: a view would keep the whole aggregate (up to 10 MiB) alive
+ * while one of its user records waits for an ack, and the memory caps count the user record only.
  *
  *   message AggregatedRecord { repeated string partition_key_table = 1; repeated string explicit_hash_key_table = 2; repeated Record records = 3; }
  *   message Record { required uint64 partition_key_index = 1; optional uint64 explicit_hash_key_index = 2; required bytes data = 3; repeated Tag tags = 4; }
@@ -43,7 +45,12 @@ export function deaggregate(data: Uint8Array): Deaggregated {
   if (!hasKplMagic(data)) return { kind: 'plain' };
   if (data.length < KPL_MAGIC.length + MD5_BYTES)
     return { kind: 'corrupt', reason: `KPL magic but only ${data.length} bytes (no room for the MD5 trailer)` };
-  const body = data.subarray(KPL_MAGIC.length, data.length - MD5_BYTES);
+  // A plain Uint8Array whatever came in: a Buffer's `slice` is a view, not the copy each user record needs.
+  const body = new Uint8Array(
+    data.buffer,
+    data.byteOffset + KPL_MAGIC.length,
+    data.length - KPL_MAGIC.length - MD5_BYTES,
+  );
   const trailer = data.subarray(data.length - MD5_BYTES);
   const digest = createHash('md5').update(body).digest();
   if (!digest.equals(trailer)) return { kind: 'corrupt', reason: 'MD5 trailer does not match the protobuf bytes' };
@@ -141,7 +148,8 @@ const utf8 = new TextDecoder('utf-8');
 interface RawRecord {
   partitionKeyIndex?: number;
   explicitHashKeyIndex?: number;
-  data?: Uint8Array;
+  /** Where the data lies in the aggregate's bytes (copied out once the whole aggregate parsed). */
+  data?: { start: number; end: number };
   tags: { key: string; value?: string }[];
 }
 
@@ -170,7 +178,7 @@ function parseAggregate(bytes: Uint8Array): UserRecord[] {
       throw new MalformedProtobuf(
         `record ${i}: partition_key_index ${r.partitionKeyIndex} outside the table of ${partitionKeys.length}`,
       );
-    const user: UserRecord = { partitionKey, data: r.data, tags: r.tags };
+    const user: UserRecord = { partitionKey, data: bytes.slice(r.data.start, r.data.end), tags: r.tags };
     if (r.explicitHashKeyIndex !== undefined) {
       const hashKey = hashKeys[r.explicitHashKeyIndex];
       if (hashKey === undefined)
@@ -196,8 +204,7 @@ function parseRecord(bytes: Uint8Array, from: number, to: number): RawRecord {
       record.explicitHashKeyIndex = reader.varint();
     } else if (field === 3) {
       expectWire(wire, WireType.Bytes, 'data');
-      const { start, end } = reader.delimited();
-      record.data = bytes.subarray(start, end);
+      record.data = reader.delimited();
     } else if (field === 4) {
       expectWire(wire, WireType.Bytes, 'tags');
       const { start, end } = reader.delimited();

@@ -105,13 +105,21 @@ export function taskPosition(context: TopologyContext): { index: number; count: 
 
 export const SYNC_FRAME = '{"command":"sync"}\nend\n';
 
+/** The most frames kept while Storm waits for the pid (it sends the handshake at once: a few warnings at most). */
+export const FRAMES_KEPT_BEFORE_PID = 100;
+
 /**
  * Writes frames to Storm. Frames produced while a command is handled are written in one piece when its
  * `sync` goes out; anything said outside a command (a log from a background event) is written at once.
+ * Nothing goes out before the handshake's pid: Storm takes the pid from the first frame it reads, so
+ * whatever is said before (a warning from a module preloaded with NODE_OPTIONS) waits and follows it.
  */
 export class StormOutput {
   private pending = '';
   private inCommand = false;
+  /** Frames said before the pid, in order; undefined once the pid went out. */
+  private beforePid: string[] | undefined = [];
+  private droppedBeforePid = 0;
 
   /** `write` is told whether the text answers a command (Storm is reading it) or is said unprompted. */
   constructor(private readonly write: (text: string, reply: boolean) => void) {}
@@ -126,8 +134,15 @@ export class StormOutput {
     this.flush(true);
   }
 
+  /** The handshake's reply, written ahead of everything said so far. */
   pid(pid: number): void {
-    this.send({ pid });
+    const early = this.beforePid ?? [];
+    this.beforePid = undefined;
+    if (this.droppedBeforePid > 0)
+      early.push(
+        `${JSON.stringify({ command: 'log', msg: `${this.droppedBeforePid} more frames said before the handshake were dropped`, level: LogLevel.Warn })}\nend\n`,
+      );
+    this.write(`${JSON.stringify({ pid })}\nend\n${early.join('')}`, false);
   }
 
   /** The hot path: the frame is written as text, without building an object per tuple. */
@@ -165,6 +180,11 @@ export class StormOutput {
     if (this.pending === '') return;
     const text = this.pending;
     this.pending = '';
+    if (this.beforePid) {
+      if (this.beforePid.length < FRAMES_KEPT_BEFORE_PID) this.beforePid.push(text);
+      else this.droppedBeforePid += 1;
+      return;
+    }
     this.write(text, reply);
   }
 }

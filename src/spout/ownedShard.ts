@@ -41,7 +41,7 @@ export class OwnedShard {
   /** Its ZooKeeper writes, one at a time. */
   readonly writes = new WriteQueue();
   readonly inFlight = new InFlight<KinesisRecord>(recordBytes);
-  private buffer: KinesisRecord[] = [];
+  private buffer: (KinesisRecord | undefined)[] = [];
   private bufferHead = 0;
   private bufferedBytes = 0;
   private retries: Retry[] = []; // binary min-heap on dueAt
@@ -162,7 +162,9 @@ export class OwnedShard {
       }
     }
     if (this.phase.kind === 'releasing' || this.bufferHead >= this.buffer.length) return undefined;
-    const record = this.buffer[this.bufferHead];
+    const record = this.buffer[this.bufferHead]!;
+    // Let go of the slot at once: what was emitted stays alive only while the in-flight records (which count it) keep it.
+    this.buffer[this.bufferHead] = undefined;
     this.bufferHead += 1;
     this.bufferedBytes -= recordBytes(record);
     if (this.bufferHead > 4096 && this.bufferHead * 2 > this.buffer.length) {

@@ -45,6 +45,10 @@ export interface DriverOptions {
    * `socketpair`s (which is what `spawn` gives, and what the spout must also cope with).
    */
   stdio?: 'pipes' | 'socketpair';
+  /** The handshake's pidDir; default a fresh temporary directory. */
+  pidDir?: string;
+  /** How long to wait for the pid (Storm waits forever); past it, `pid` is -1. Default: no limit. */
+  pidTimeoutMs?: number;
 }
 
 /** An OS pipe, made from a FIFO (Node has no pipe(2)): both ends open, the FIFO's name already gone. */
@@ -142,10 +146,15 @@ export class StormDriver {
     };
     if (options.outputFields !== null)
       context['stream->outputfields'] = { default: options.outputFields ?? DEFAULT_FIELDS, ...options.streams };
-    const pidDir = mkdtempSync(join(tmpdir(), 'spout-pid-'));
+    const pidDir = options.pidDir ?? mkdtempSync(join(tmpdir(), 'spout-pid-'));
     const pid = new Promise<number>((done) => (driver.pidWaiter = done));
     driver.write({ pidDir, conf: { 'topology.name': 'test-topology', ...options.conf }, context });
-    driver.pid = await Promise.race([pid, driver.exited.then(() => -1)]);
+    let timer: NodeJS.Timeout | undefined;
+    const noPid = new Promise<number>((done) => {
+      if (options.pidTimeoutMs !== undefined) timer = setTimeout(() => done(-1), options.pidTimeoutMs);
+    });
+    driver.pid = await Promise.race([pid, driver.exited.then(() => -1), noPid]);
+    clearTimeout(timer);
     return driver;
   }
 

@@ -33,6 +33,23 @@ const userRecord = fc.record({
 });
 
 describe('KPL de-aggregation (vectors from aws-kinesis-agg)', () => {
+  it("gives each user record its own bytes, not a view that keeps the aggregate alive (the memory caps count the user record's bytes)", () => {
+    const users = Array.from({ length: 10 }, (_, i) => ({ partitionKey: `k${i}`, data: Buffer.alloc(1000, 65 + i) }));
+    const built = kplAggregate(users).data;
+    // As the SDK hands it over (a Uint8Array) and as a Buffer (whose `slice` is a view, not a copy).
+    for (const data of [new Uint8Array(built), Buffer.from(built)]) {
+      const result = deaggregate(data);
+      if (result.kind !== 'aggregate') throw new Error(result.kind);
+      for (const [i, user] of result.records.entries()) {
+        expect(user.data.buffer).not.toBe(data.buffer);
+        expect(user.data.buffer.byteLength).toBe(user.data.byteLength);
+        expect(Buffer.from(user.data)).toEqual(users[i].data);
+      }
+      data.fill(0);
+      expect(Buffer.from(result.records[9].data)).toEqual(users[9].data);
+    }
+  });
+
   it('decodes user records in order, with their partition keys, explicit hash keys and data', () => {
     const aggregate = kplAggregate([
       { partitionKey: 'alpha', data: 'one' },

@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { FrameDecoder } from '../../../src/multilang/frames';
-import { parseCommand, parseHandshake, StormOutput, taskPosition } from '../../../src/multilang/protocol';
+import {
+  FRAMES_KEPT_BEFORE_PID,
+  parseCommand,
+  parseHandshake,
+  StormOutput,
+  taskPosition,
+} from '../../../src/multilang/protocol';
 
 /** Feeds `text` cut at `cuts` (positions, any order, repeats allowed); calls `after` with what came out after each piece. */
 function feedSplit(
@@ -155,6 +161,8 @@ describe('protocol', () => {
   it('writes single-line frames, never a task key, need_task_ids false, one write per command', () => {
     const writes: string[] = [];
     const out = new StormOutput((t) => writes.push(t));
+    out.pid(7);
+    writes.length = 0;
     out.beginCommand();
     out.emit('s:1', ['k', 'line1\nline2', 's', '1', 5], 'default');
     out.emit('s:2', ['k'], 'other');
@@ -181,6 +189,8 @@ describe('protocol', () => {
   it('writes an unanchored emit without an id, on its stream, in reply to the command', () => {
     const writes: string[] = [];
     const out = new StormOutput((t) => writes.push(t));
+    out.pid(7);
+    writes.length = 0;
     out.beginCommand();
     out.emitUnanchored(['k', 3, 1_700_000_000_000], 'deadLetter');
     expect(writes).toEqual([]);
@@ -197,7 +207,45 @@ describe('protocol', () => {
 
   it('writes a log at once outside a command', () => {
     const writes: string[] = [];
-    new StormOutput((t) => writes.push(t)).log('background', 2);
-    expect(writes).toEqual(['{"command":"log","msg":"background","level":2}\nend\n']);
+    const out = new StormOutput((t) => writes.push(t));
+    out.pid(7);
+    out.log('background', 2);
+    expect(writes).toEqual(['{"pid":7}\nend\n', '{"command":"log","msg":"background","level":2}\nend\n']);
+  });
+
+  it('writes nothing before the pid: what was said waits, in order, behind it (a bounded number of frames)', () => {
+    const writes: string[] = [];
+    const out = new StormOutput((t) => writes.push(t));
+    out.log('node warning: agent loaded', 1);
+    out.error('crashed before the handshake');
+    expect(writes).toEqual([]);
+    out.pid(42);
+    const frames = writes
+      .join('')
+      .split('\nend\n')
+      .filter(Boolean)
+      .map((f) => JSON.parse(f));
+    expect(frames).toEqual([
+      { pid: 42 },
+      { command: 'log', msg: 'node warning: agent loaded', level: 1 },
+      { command: 'error', msg: 'crashed before the handshake' },
+    ]);
+
+    const flood: string[] = [];
+    const flooded = new StormOutput((t) => flood.push(t));
+    for (let i = 0; i < FRAMES_KEPT_BEFORE_PID + 5; i += 1) flooded.log(`warning ${i}`);
+    flooded.pid(1);
+    const said = flood
+      .join('')
+      .split('\nend\n')
+      .filter(Boolean)
+      .map((f) => JSON.parse(f));
+    expect(said[0]).toEqual({ pid: 1 });
+    expect(said).toHaveLength(FRAMES_KEPT_BEFORE_PID + 2);
+    expect(said[said.length - 1]).toEqual({
+      command: 'log',
+      msg: '5 more frames said before the handshake were dropped',
+      level: 3,
+    });
   });
 });
