@@ -197,7 +197,7 @@ export const configSchema = {
       minimum: 1_048_576,
       default: 268_435_456,
       description:
-        "Cap on the bytes (data and partition keys) of the records a process holds, prefetched or in flight (an acked record keeps only its sequence number). Reading pauses at it, shared between shards as `maxRecordsInMemory` is; a `GetRecords` asks for what fits at the shard's mean record size (its first, for one record), so it goes past the cap only by what records larger than that mean add.",
+        "Cap on the bytes (data and partition keys) of the records a process holds, prefetched or in flight (an acked record keeps only its sequence number). Reading pauses at it, shared between shards as `maxRecordsInMemory` is; a `GetRecords` asks for what fits at the shard's mean record size (its first, for one record), so it goes past the cap only by what records larger than that mean add. A KPL user record is counted, and held, by its own bytes: it is copied out of its aggregate.",
     },
     checkpointIntervalMs: positiveMs(
       'How often changed checkpoints are written to ZooKeeper (also on deactivate and exit).',
