@@ -277,8 +277,9 @@ describe("Storm's own ZooKeeper, secured like Storm's", () => {
       ).rejects.toThrow(refused);
       await expect(outsider.getChildren(`${base}/checkpoints`)).rejects.toThrow(refused);
       await expect(outsider.remove(`${base}/bootstrap`, -1)).rejects.toThrow(refused);
-      // The shared root stays usable by applications with other credentials.
-      expect(await outsider.getChildren(root)).toContain(app);
+      // The shared root stays usable by applications with other credentials: they add theirs, and list nothing.
+      expect(await outsider.create(`${root}/${uniqueName('other')}`, Buffer.alloc(0), 'persistent')).toBe('created');
+      await expect(outsider.getChildren(root)).rejects.toThrow(refused);
     }
     expect(
       await trusted.setData(
