@@ -11,6 +11,7 @@
  */
 import { ErrorCode, SpoutError } from '../errors';
 import { isPosition, type Bootstrap, type Position } from '../core/position';
+import { isCreatorOnly, unprotectedNode } from './acl';
 import type { TxOp, ZooKeeper } from './zooKeeper';
 
 export interface Checkpoint {
@@ -93,6 +94,9 @@ export const UNREADABLE_LEASE = '(unreadable)';
 
 const KINDS = ['checkpoints', 'finished', 'ended', 'leases', 'members'] as const;
 
+/** ACLs read at once when checking what a layout holds (a stream may have thousands of shards). */
+const ACL_READS_AT_ONCE = 64;
+
 export function basePath(root: string, applicationName: string, streamName: string): string {
   return `${root.replace(/\/+$/, '')}/${applicationName}/${streamName}`;
 }
@@ -108,8 +112,63 @@ export class CoordinationStore {
     return `${this.base}/${kind}/${id}`;
   }
 
+  /**
+   * Creates what is missing of the layout. With creator-only ACLs, nothing below the root is used unless these
+   * credentials alone control it: top down, each node is created, or when it exists its ACL is read, and one
+   * that is not creator-only is refused before anything is made below it; so is any node stored in the layout.
+   */
   async ensureLayout(): Promise<void> {
-    for (const kind of KINDS) await this.zk.mkdirp(`${this.base}/${kind}`);
+    const protection = this.zk.creatorOnly;
+    if (!protection) {
+      for (const kind of KINDS) await this.zk.mkdirp(`${this.base}/${kind}`);
+      return;
+    }
+    await this.zk.mkdirp(protection.below);
+    for (const path of this.layoutNodes(protection.below)) {
+      const created = await this.zk.create(path, Buffer.alloc(0), 'persistent');
+      if (created === 'exists') await this.refuseUnprotected(path, protection.digestId);
+    }
+    // Again once all is made: a root open to others lets them replace an application node while it is empty.
+    await this.verifyProtection();
+  }
+
+  /**
+   * With creator-only ACLs, rejects with what to do when a node of the layout (or one stored in it) is not
+   * creator-only for these credentials: what the tools check before they trust anything they read.
+   */
+  async verifyProtection(): Promise<void> {
+    const protection = this.zk.creatorOnly;
+    if (!protection) return;
+    for (const path of this.layoutNodes(protection.below)) await this.refuseUnprotected(path, protection.digestId);
+    await this.refuseUnprotectedStored(protection.digestId);
+  }
+
+  /** The layout's nodes strictly below the root, top down: the application's, the stream's (the base), its kinds. */
+  private layoutNodes(below: string): string[] {
+    const nodes: string[] = [];
+    let prefix = '';
+    for (const part of this.base.split('/').filter((p) => p.length > 0)) {
+      prefix += `/${part}`;
+      if (prefix.startsWith(`${below}/`)) nodes.push(prefix);
+    }
+    return [...nodes, ...KINDS.map((kind) => `${this.base}/${kind}`)];
+  }
+
+  private async refuseUnprotected(path: string, ours: string): Promise<void> {
+    const acl = await this.zk.getACL(path);
+    if (acl && !isCreatorOnly(acl, ours)) throw unprotectedNode(path, acl, ours);
+  }
+
+  /** The bootstrap and every node below the kinds, a bounded number of reads at a time. */
+  private async refuseUnprotectedStored(ours: string): Promise<void> {
+    await this.refuseUnprotected(`${this.base}/bootstrap`, ours);
+    for (const kind of KINDS) {
+      const children = await this.zk.getChildren(`${this.base}/${kind}`);
+      for (let i = 0; i < children.length; i += ACL_READS_AT_ONCE)
+        await Promise.all(
+          children.slice(i, i + ACL_READS_AT_ONCE).map((id) => this.refuseUnprotected(this.path(kind, id), ours)),
+        );
+    }
   }
 
   /** Creates the bootstrap record if none exists (exactly one start wins) and returns the stored one. */

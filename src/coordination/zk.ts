@@ -9,10 +9,11 @@ import zookeeper from 'node-zookeeper-client';
 import { realScheduler, type Scheduler } from '../core/scheduler';
 import { sessionTimings } from '../core/timings';
 import { ErrorCode, SpoutError } from '../errors';
+import { digestId, unreadableChroot } from './acl';
 import { NewerCode, tolerateUnknownCodes } from './clientCodes';
 import { SessionTrust } from './sessionTrust';
 
-import type { ConnectionState, NodeData, TxOp, ZooKeeper, ZooKeeperOptions } from './zooKeeper';
+import type { AclEntry, ConnectionState, NodeData, TxOp, ZooKeeper, ZooKeeperOptions } from './zooKeeper';
 
 const Code = zookeeper.Exception;
 
@@ -66,12 +67,22 @@ const creator = new zookeeper.Id('auth', '');
 const Acl = {
   open: [new zookeeper.ACL(zookeeper.Permission.ALL, anyone)],
   creatorOnly: [new zookeeper.ACL(zookeeper.Permission.ALL, creator)],
-  /** Readable and extendable by anyone, changed only by its creator: a root several applications share. */
+  /**
+   * The root several applications share: others may add their own application below it (CREATE), and
+   * nothing more; not even list the applications.
+   */
+  root: [new zookeeper.ACL(zookeeper.Permission.CREATE, anyone), new zookeeper.ACL(zookeeper.Permission.ALL, creator)],
+  /** The root's parents, not this application's: readable and extendable by anyone, changed only by their creator. */
   shared: [
     new zookeeper.ACL(zookeeper.Permission.READ | zookeeper.Permission.CREATE, anyone),
     new zookeeper.ACL(zookeeper.Permission.ALL, creator),
   ],
 };
+
+/** NO_AUTH, as `wrap` passes it on. */
+function refusedRead(err: unknown): boolean {
+  return zkCode((err as { cause?: unknown })?.cause) === Code.NO_AUTH;
+}
 
 /** An error carrying a ZooKeeper code the way the client's own do, for outcomes we decide ourselves. */
 function coded(code: number, message: string): Error {
@@ -123,11 +134,15 @@ export class ZkSession implements ZooKeeper {
   private nextRequest = 0;
   /** Paths with a children watch set and not fired yet: the client adds a listener per call, so arm once. */
   private readonly childWatches = new Map<string, Set<() => void>>();
+  readonly creatorOnly: { below: string; digestId: string } | undefined;
 
   private constructor(private readonly options: ZkSessionOptions) {
     this.scheduler = options.scheduler ?? realScheduler;
     this.connectingSince = this.scheduler.now();
     this.trust = new SessionTrust(() => this.sessionTimeoutMs);
+    const { auth, creatorOnlyBelow } = options;
+    if (auth && creatorOnlyBelow !== undefined)
+      this.creatorOnly = { below: creatorOnlyBelow.replace(/\/+$/, ''), digestId: digestId(auth.payload) };
     tolerateUnknownCodes();
     this.client = zookeeper.createClient(options.connect, {
       sessionTimeout: options.sessionTimeoutMs,
@@ -148,6 +163,7 @@ export class ZkSession implements ZooKeeper {
     timeoutMs = sessionTimings(options.sessionTimeoutMs).connectTimeoutMs,
   ): Promise<ZkSession> {
     const session = new ZkSession(options);
+    const deadline = session.scheduler.now() + timeoutMs;
     await new Promise<void>((resolve, reject) => {
       const cancel = session.scheduler.after(timeoutMs, () => {
         session.opening = undefined;
@@ -171,6 +187,7 @@ export class ZkSession implements ZooKeeper {
       session.connectingSince = session.scheduler.now();
       session.client.connect();
     });
+    await session.firstHeartbeat(deadline - session.scheduler.now());
     session.announced = true;
     session.startHeartbeat();
     return session;
@@ -265,7 +282,11 @@ export class ZkSession implements ZooKeeper {
       if (this.state !== 'connected' || this.heartbeatInFlight) return;
       this.heartbeatInFlight = true;
       this.heartbeat()
-        .catch(() => undefined)
+        .catch((err: unknown) => {
+          // Trust could never grow again: a session given up is joined again, and that join says why.
+          if (refusedRead(err))
+            this.expire(`the heartbeat was refused: ${unreadableChroot(this.options.connect).message}`);
+        })
         .finally(() => (this.heartbeatInFlight = false));
     });
     const stopWatch = this.scheduler.every(sessionTimings(this.sessionTimeoutMs).watchdogEveryMs, () => {
@@ -286,10 +307,29 @@ export class ZkSession implements ZooKeeper {
    * leader, even when its only op is a version check (ZooKeeper has `sync`, but this client does not).
    * '/' always exists (or is the chroot, whose absence is also the leader's answer).
    */
-  private heartbeat(): Promise<number> {
-    return this.exchange<unknown>('heartbeat', 'write', (reply) =>
-      this.client.transaction().check('/', -1).commit(reply),
+  private heartbeat(timeoutMs = this.requestTimeoutMs): Promise<number> {
+    return this.exchange<unknown>(
+      'heartbeat',
+      'write',
+      (reply) => this.client.transaction().check('/', -1).commit(reply),
+      timeoutMs,
     );
+  }
+
+  /**
+   * One heartbeat before the session is handed out: its check needs READ on `/` (the chroot), and a `/`
+   * that denies it is a configuration error to say at once, not a spout that silently never trusts a lease.
+   * So is any other refusal (SASL required); what may pass by itself is left to the periodic heartbeat.
+   */
+  private async firstHeartbeat(timeoutMs: number): Promise<void> {
+    try {
+      await this.heartbeat(Math.max(1, timeoutMs));
+    } catch (err) {
+      const code = zkCode((err as { cause?: unknown })?.cause);
+      if (code === undefined || !REFUSALS.has(code)) return;
+      this.close();
+      throw code === Code.NO_AUTH ? unreadableChroot(this.options.connect) : err;
+    }
   }
 
   /** No answer to anything for two thirds of the session timeout while a request waits (as the Java client's read timeout). */
@@ -376,9 +416,23 @@ export class ZkSession implements ZooKeeper {
 
   /** The ACL a node created at `path` gets (see ZooKeeperOptions.creatorOnlyBelow). */
   aclFor(path: string): zookeeper.ACL[] {
-    const below = this.options.creatorOnlyBelow;
-    if (!this.options.auth || below === undefined) return Acl.open;
-    return path.startsWith(`${below.replace(/\/+$/, '')}/`) ? Acl.creatorOnly : Acl.shared;
+    const protection = this.creatorOnly;
+    if (!protection) return Acl.open;
+    if (path.startsWith(`${protection.below}/`)) return Acl.creatorOnly;
+    return path === protection.below ? Acl.root : Acl.shared;
+  }
+
+  async getACL(path: string): Promise<AclEntry[] | undefined> {
+    const { code, result } = await this.exchangeWith<zookeeper.ACL[]>(`getACL ${path}`, 'read', (reply) =>
+      this.client.getACL(path, (err, acls) => reply(err, acls)),
+    );
+    if (code !== Code.OK || !result) return undefined;
+    // The client's type definitions say `perms`; its ACL objects have `permission`.
+    return result.map((acl) => ({
+      scheme: acl.id.scheme,
+      id: acl.id.id,
+      perms: (acl as unknown as { permission: number }).permission,
+    }));
   }
 
   async create(

@@ -11,6 +11,13 @@ export interface NodeData {
   ephemeralOwner: string;
 }
 
+/** One entry of a node's ACL: who (`scheme`, `id`: world/anyone, digest/`user:hash`, ...) may do what (ZooKeeper's bits, Perm). */
+export interface AclEntry {
+  scheme: string;
+  id: string;
+  perms: number;
+}
+
 export type TxOp =
   | { op: 'create'; path: string; data: Buffer; ephemeral?: boolean }
   | { op: 'set'; path: string; data: Buffer; version: number }
@@ -24,9 +31,16 @@ export interface ZooKeeper {
   readonly sessionTimeoutMs: number;
   /** Until when (monotonic ms) this session's ephemeral nodes may be trusted to exist; -Infinity when not connected. */
   trustedUntil(): number;
+  /**
+   * With creator-only ACLs (ZooKeeperOptions.creatorOnlyBelow): that path, and the digest id (`user:hash`) of
+   * the session's credentials, the only identity the nodes created below it grant anything to.
+   */
+  readonly creatorOnly?: { below: string; digestId: string };
   create(path: string, data: Buffer, mode: 'persistent' | 'ephemeral'): Promise<'created' | 'exists'>;
   mkdirp(path: string): Promise<void>;
   getData(path: string, watch?: () => void): Promise<NodeData | undefined>;
+  /** The node's ACL, undefined when it does not exist; rejects (NO_AUTH) when these credentials may not read it. */
+  getACL(path: string): Promise<AclEntry[] | undefined>;
   /** Returns the new version, or 'conflict' when the version did not match or the node is gone. */
   setData(path: string, data: Buffer, version: number): Promise<number | 'conflict'>;
   /** Children of `path`, [] when it does not exist. `watch` is called once, at the next change. */
@@ -45,8 +59,9 @@ export interface ZooKeeperOptions {
   auth?: { scheme: 'digest'; payload: string };
   /**
    * With `auth`: nodes created strictly below this path are readable and writable only by those
-   * credentials (CREATOR_ALL_ACL); nodes at or above it (shared by applications with other credentials)
-   * readable by all, and only extendable by others. Without: every node is open.
+   * credentials (CREATOR_ALL_ACL); the node at this path (shared by applications with other credentials)
+   * only extendable by others (CREATE), its parents readable and extendable by others. Without: every node
+   * is open.
    */
   creatorOnlyBelow?: string;
   /** Every state change after the session is first connected. */

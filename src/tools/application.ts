@@ -72,6 +72,11 @@ export async function openApplication(config: SpoutConfig): Promise<Application>
   const stream: StreamRef = { streamName: streamNameOf(config), streamArn: config.streamArn };
   const store = new CoordinationStore(zk, basePath(root, config.applicationName, stream.streamName), toolMemberId());
   try {
+    // Nothing is trusted from nodes others may have made or may change.
+    await store.verifyProtection().catch((err: unknown) => {
+      if (!(err instanceof SpoutError) || err.retriable) throw err;
+      throw new ToolError(ExitCode.Failed, `not trusting the state at ${store.base}: ${err.message}`);
+    });
     const bootstrap = await store.readBootstrap();
     if (!bootstrap) throw await missingApplication(zk, config, store.base);
     const kinesis = createKinesisClient(config);
@@ -96,14 +101,17 @@ export async function openApplication(config: SpoutConfig): Promise<Application>
 /** Names what does exist under the root, so a typo in applicationName or zookeeper.root is easy to see. */
 async function missingApplication(zk: ZooKeeper, config: SpoutConfig, base: string): Promise<ToolError> {
   const root = config.zookeeper.root.replace(/\/+$/, '') || '/';
-  const applications = await zk.getChildren(root).catch(() => []);
+  // Undefined when it cannot be listed: a root made by another application lets others add to it, not list it.
+  const applications = await zk.getChildren(root).catch(() => undefined);
   const streams = await zk.getChildren(`${root === '/' ? '' : root}/${config.applicationName}`).catch(() => []);
   const found =
     streams.length > 0
       ? `; application ${config.applicationName} has state for stream(s): ${streams.join(', ')}`
-      : applications.length > 0
-        ? `; applications under ${root}: ${applications.sort().join(', ')}`
-        : `; nothing under ${root}`;
+      : applications === undefined
+        ? `; ${root} cannot be listed with these credentials`
+        : applications.length > 0
+          ? `; applications under ${root}: ${applications.sort().join(', ')}`
+          : `; nothing under ${root}`;
   return new ToolError(
     ExitCode.NoApplication,
     `no application state at ${base} in ZooKeeper ${config.zookeeper.connect} (the spout creates it at its first start)${found}. Check applicationName, streamName and zookeeper.root`,

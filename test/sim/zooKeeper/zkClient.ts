@@ -7,7 +7,14 @@
  * or stall the connection (replies stay in order, as ZooKeeper guarantees, but come late).
  */
 import zookeeper from 'node-zookeeper-client';
-import type { ConnectionState, NodeData, TxOp, ZooKeeper, ZooKeeperOptions } from '../../../src/coordination/zooKeeper';
+import type {
+  AclEntry,
+  ConnectionState,
+  NodeData,
+  TxOp,
+  ZooKeeper,
+  ZooKeeperOptions,
+} from '../../../src/coordination/zooKeeper';
 import { ErrorCode, SpoutError } from '../../../src/errors';
 import type { Owner, SimLoop } from '../virtualTime';
 import type { ZkFaults } from '../faults';
@@ -116,6 +123,11 @@ export class SimZooKeeper implements ZooKeeper, SessionPeer {
     if (watch) removeFrom(this.dataWatchers, path, watch);
     if (reply.code === ZkCode.NoNode) return undefined;
     throw zkError(reply.code, `getData ${path}`);
+  }
+
+  /** The simulated ensemble keeps no ACLs (no session has credentials): every node is open. */
+  async getACL(path: string): Promise<AclEntry[] | undefined> {
+    return (await this.getData(path)) && [{ scheme: 'world', id: 'anyone', perms: 31 }];
   }
 
   async setData(path: string, data: Buffer, version: number): Promise<number | 'conflict'> {

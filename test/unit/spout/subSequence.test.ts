@@ -235,6 +235,7 @@ describe('stored checkpoint', () => {
       },
       mkdirp: async () => undefined,
       getData: async (path) => nodes.get(path),
+      getACL: async () => undefined,
       setData: async (path, data, version) => {
         const node = nodes.get(path);
         if (!node || node.version !== version) return 'conflict';
