@@ -34,9 +34,14 @@ export class Reporter {
     if (this.due(`warn:${key}`, everyMs)) this.logger.log(LogLevel.Warn, message);
   }
 
-  /** A problem the operator must see: Storm `error` (shown in the UI, not fatal) and the log, at most once per `everyMs` for `key`. */
+  /**
+   * A problem the operator must see: Storm `error` (shown in the UI, not fatal) and the log, at most once
+   * per `everyMs` for `key`; a repeat in between is logged as a warning (at most once per 10 s), so a
+   * cause that lasts never goes quiet in the log.
+   */
   problem(key: string, message: string, everyMs = ERROR_EVERY_MS): void {
     if (this.due(`problem:${key}`, everyMs)) this.error(message);
+    else this.warn(`problem:${key}`, message);
   }
 
   /** An event that happens once and must be seen each time (a record given up): never rate-limited, keeps no key. */
