@@ -12,7 +12,7 @@ import { isThrottling, kinesisProblem } from '../kinesis/errors';
 import type { HashRange } from '../kinesis/aggregation';
 import { messageId, messageIdOfKey, type KinesisRecord } from '../kinesis/records';
 import { ShardReader } from '../kinesis/shardReader';
-import type { StreamRef } from '../kinesis/shards';
+import { listShards, type StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
 import type { Session } from './joining';
 import { LateOutcomes } from './lateOutcomes';
@@ -20,9 +20,8 @@ import { fetchRoom, heldIn, type Held } from './memory';
 import { ProcessCounter, type SpoutMetrics } from './metrics';
 import { OwnedShard, type AggregateNotices } from './ownedShard';
 import type { Reporter } from './reporting';
+import { RetakeBackoff, SHORT_TENURE_MS } from './shard/retakeBackoff';
 
-/** Backoff of a shard that could not be started (unreadable checkpoint, errors): retried, never in a loop. */
-const START_BACKOFF_MS = { initial: 1_000, max: 60_000 };
 /** How long an ack or fail of an emission made before a shard was let go may still come. */
 const LATE_OUTCOME_WAIT_MS = 10 * 60_000;
 const WRITE_RETRY_MS = 500;
@@ -60,11 +59,12 @@ export class HeldShards {
   /** Counts shards let go; per shard, the count when it last was. */
   private letGoCount = 0;
   private readonly lastLetGo = new Map<string, number>();
-  /** Shards whose start failed, and when they may be tried again. */
-  private readonly startFailures = new Map<string, { failures: number; retryAt: number }>();
+  /** Shards whose start failed, or that were taken and given back in a loop, and when they may be taken again. */
+  private readonly retake: RetakeBackoff;
 
   constructor(private readonly deps: HeldShardsDeps) {
     this.lateOutcomes = new LateOutcomes(deps.config.maxRecordsInMemory, LATE_OUTCOME_WAIT_MS);
+    this.retake = new RetakeBackoff(() => this.now);
   }
 
   private get now(): number {
@@ -91,8 +91,7 @@ export class HeldShards {
 
   /** True while a shard whose start failed is left alone. */
   backingOff(shardId: string): boolean {
-    const failure = this.startFailures.get(shardId);
-    return failure !== undefined && failure.retryAt > this.now;
+    return this.retake.backingOff(shardId);
   }
 
   /** Stops a shard here at once, without writing anything: its records still out may be acked or failed later. */
@@ -128,23 +127,24 @@ export class HeldShards {
     try {
       const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
       if (this.byId.get(shardId) !== shard) return;
-      this.startFailures.delete(shardId);
       shard.stored = checkpoint;
       const from = checkpoint.position;
       if (from.kind === 'SHARD_END') {
+        await this.confirmShardEnd(session, shardId);
+        if (this.byId.get(shardId) !== shard) return;
+        this.retake.started(shardId);
         shard.phase = { kind: 'closing' };
         await this.giveBack(session, shard);
         return;
       }
+      this.retake.started(shardId);
       this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
       if (from.kind === 'AFTER' && from.subSequence !== undefined)
         shard.resumeInside = { sequenceNumber: from.sequenceNumber, subSequence: from.subSequence };
       shard.phase = { kind: 'reading', reader: this.readerFor(shard, from) };
       shard.phase.reader.start();
     } catch (err) {
-      const failures = (this.startFailures.get(shardId)?.failures ?? 0) + 1;
-      const backoff = Math.min(START_BACKOFF_MS.max, START_BACKOFF_MS.initial * 2 ** (failures - 1));
-      this.startFailures.set(shardId, { failures, retryAt: this.now + backoff });
+      const backoff = this.retake.startFailed(shardId);
       const message = `could not start ${shardId}: ${describeError(err)}; giving its lease back, trying again in ${Math.round(backoff / 1000)} s`;
       if (err instanceof SpoutError && err.code === ErrorCode.CorruptState)
         this.deps.reporter.problem(`corrupt:${shardId}`, message);
@@ -152,6 +152,29 @@ export class HeldShards {
       this.forget(shard);
       await session.store.releaseLease(shardId).catch(() => undefined);
     }
+  }
+
+  /**
+   * A SHARD_END checkpoint whose finished marker is missing (hand-edited state, a partial restore, an interrupted
+   * reset) is believed only when a fresh unfiltered listing shows the shard closed, or no more (expired): SHARD_END
+   * is written only with every record acked, so the marker is made again and its children may be read. On a
+   * shard the listing shows open it is corrupt state: its records would be lost.
+   */
+  private async confirmShardEnd(session: Session, shardId: string): Promise<void> {
+    const { store } = session;
+    if (await store.hasFinishedMarker(shardId)) return;
+    this.deps.io.listShards += 1;
+    const listed = (await listShards(this.deps.kinesis, this.deps.stream)).find((s) => s.shardId === shardId);
+    if (listed && !listed.closed)
+      throw new SpoutError(
+        ErrorCode.CorruptState,
+        `ZooKeeper node ${store.checkpointPath(shardId)} says SHARD_END, but ${shardId} is open in a fresh listing of ${this.deps.streamLabel} (believing it would lose its records): set it to the position read up to, or remove it to read the shard from its start position`,
+      );
+    const path = await store.restoreFinishedMarker(shardId);
+    this.deps.reporter.problem(
+      `finished:${shardId}`,
+      `${shardId}: checkpoint ${store.checkpointPath(shardId)} is SHARD_END but its marker ${path} was missing (a hand edit, a partial restore or an interrupted reset?); the shard is ${listed ? 'closed' : 'no longer in the stream'}, so the marker was made again and its children may be read`,
+    );
   }
 
   private readerFor(shard: OwnedShard, from: Exclude<Position, { kind: 'SHARD_END' }>): ShardReader {
@@ -343,12 +366,23 @@ export class HeldShards {
         `${shard.shardId} released at ${shard.stored ? describePosition(shard.stored.position) : 'its start'} after holding it ${held} ms; ${shard.inFlight.size} record(s) left in flight`,
       );
       this.letGo(shard);
+      this.noticeLoop(shard.shardId, held);
       this.deps.changed();
     } catch (err) {
       this.writeFailed(`giving the lease on ${shard.shardId} back`, shard, err);
       if (this.byId.get(shard.shardId) === shard)
         shard.phase = { kind: 'givingBack', retryAt: this.now + WRITE_RETRY_MS };
     }
+  }
+
+  /** A lease taken and given back over and over, whatever the cause, waits before it is taken here again; said once per wait. */
+  private noticeLoop(shardId: string, heldMs: number): void {
+    const loop = this.retake.gaveBack(shardId, heldMs);
+    if (loop)
+      this.deps.reporter.problem(
+        `loop:${shardId}`,
+        `lease on ${shardId} taken and given back ${loop.inARow} times in a row, each within ${SHORT_TENURE_MS / 1000} s: not taking it here again for ${Math.round(loop.waitMs / 1000)} s (see the log for why it was given back)`,
+      );
   }
 
   /** A failed write is retried; one that found a node nobody can read is also an operator's problem. */
