@@ -66,8 +66,30 @@ export class InFlight<R> {
   }
 
   /** The unacked record with this key (`<sequenceNumber>[:<subSequence>]`). */
-  get(key: string): Emitted<R> | undefined {
+  get(key: string): Readonly<Emitted<R>> | undefined {
     return this.unacked.get(key);
+  }
+
+  /**
+   * Storm failed an emission of this record: it is no longer outstanding and one more attempt is counted.
+   * Undefined when no emission of it is outstanding (unknown, acked, or failed already and waiting for its
+   * retry): a second fail, such as a late one of an earlier emission, must not schedule it twice.
+   */
+  failed(key: string, now: number): Readonly<Emitted<R>> | undefined {
+    const entry = this.unacked.get(key);
+    if (!entry?.outstanding) return undefined;
+    entry.outstanding = false;
+    entry.attempts += 1;
+    entry.firstFailedAt ??= now;
+    return entry;
+  }
+
+  /** A failed record is emitted again; undefined (nothing to emit) when it was acked or is outstanding already. */
+  reemit(key: string): Readonly<Emitted<R>> | undefined {
+    const entry = this.unacked.get(key);
+    if (!entry || entry.outstanding) return undefined;
+    entry.outstanding = true;
+    return entry;
   }
 
   /** Marks a record acked; false when it is not in flight here (unknown, or acked already). */
@@ -128,7 +150,7 @@ export class InFlight<R> {
   }
 
   /** The oldest unacked record (it holds the checkpoint back). */
-  oldest(): Emitted<R> | undefined {
+  oldest(): Readonly<Emitted<R>> | undefined {
     return this.head < this.queue.length ? this.unacked.get(this.queue[this.head].key) : undefined;
   }
 }

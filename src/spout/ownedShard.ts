@@ -152,14 +152,10 @@ export class OwnedShard {
    * being handed over emits no new records, but keeps re-emitting its failed ones: the taker would re-read
    * every record after the oldest unacked one.
    */
-  takeNext(now: number): { record: KinesisRecord; retry: Emitted<KinesisRecord> | undefined } | undefined {
+  takeNext(now: number): { record: KinesisRecord; retry: Readonly<Emitted<KinesisRecord>> | undefined } | undefined {
     while (this.retries.length > 0 && this.retries[0].dueAt <= now) {
-      const { key } = this.popRetry();
-      const entry = this.inFlight.get(key);
-      if (entry) {
-        entry.outstanding = true;
-        return { record: entry.record, retry: entry };
-      }
+      const entry = this.inFlight.reemit(this.popRetry().key);
+      if (entry) return { record: entry.record, retry: entry };
     }
     if (this.phase.kind === 'releasing' || this.bufferHead >= this.buffer.length) return undefined;
     const record = this.buffer[this.bufferHead];

@@ -115,17 +115,14 @@ export class KinesisSpout {
     const owned = this.locate(id, 'fail');
     if (!owned) return;
     const { shard, key } = owned;
-    const entry = shard.inFlight.get(key);
+    const now = this.scheduler.now();
+    const entry = shard.inFlight.failed(key, now);
     if (!entry) {
       this.counters.ignoredAcks += 1;
       return;
     }
     this.counters.failed += 1;
     this.metrics.shard(shard.shardId, ShardCounter.Failed);
-    entry.outstanding = false;
-    const now = this.scheduler.now();
-    entry.attempts += 1;
-    entry.firstFailedAt ??= now;
     const { retry } = this.config;
     const outcome = afterFailure(entry.attempts, retry, shard.emitting && this.coordinator.trustedUntil() > now);
     if (outcome !== FailureOutcome.Retry) {
@@ -135,7 +132,7 @@ export class KinesisSpout {
     // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
     if (shard.emitting)
       shard.scheduleRetry(key, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
-    const heldFor = now - entry.firstFailedAt;
+    const heldFor = now - (entry.firstFailedAt ?? now);
     if (heldFor >= retry.warnAfterMs) {
       this.reporter.warn(
         `retry:${shard.shardId}`,
