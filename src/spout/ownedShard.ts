@@ -1,26 +1,14 @@
 /** One shard this process holds a lease on: its lifecycle phase, prefetched records, in-flight records and retries. */
 import { expandRecord, hasKplMagic, type HashRange } from '../kinesis/aggregation';
 import type { KinesisRecord } from '../kinesis/records';
-import type { ShardReader } from '../kinesis/shardReader';
+import type { ShardRecordReader } from '../kinesis/reader';
 import { InFlight, type Emitted } from './inFlight';
 import { recordBytes, type Held } from './memory';
 import type { Position } from '../core/position';
 import { WriteQueue } from './writeQueue';
+import { mayEmit, type ShardPhase } from './shard/lifecycle';
 
-/**
- * starting → reading → draining (end reached, emitting the rest, waiting for acks) → closing (SHARD_END
- * being written); reading/draining → releasing (handing the lease over: no new records, failed ones
- * re-emitted until acked or the deadline) → closing (final checkpoint, then the lease deleted; givingBack
- * while that delete's outcome is unknown).
- */
-export type ShardPhase =
-  | { kind: 'starting' }
-  | { kind: 'reading'; reader: ShardReader }
-  | { kind: 'draining'; retryAt?: number }
-  | { kind: 'releasing'; deadline: number; reason: string; retryAt?: number }
-  /** The lease's delete was sent and its outcome is unknown (a lost reply): nothing is emitted; retried. */
-  | { kind: 'givingBack'; retryAt: number }
-  | { kind: 'closing' };
+export type { ShardPhase };
 
 interface Retry {
   dueAt: number;
@@ -35,7 +23,10 @@ export interface AggregateNotices {
 }
 
 export class OwnedShard {
+  /** Assigned by shard/executor.ts only, as shard/lifecycle.ts says. */
   phase: ShardPhase = { kind: 'starting' };
+  /** Its reader while it has one (started, paused and stopped by the lifecycle's effects). */
+  reader: ShardRecordReader | undefined;
   /** Last checkpoint known to be stored, and its node version. */
   stored: { position: Position; version: number } | undefined;
   /** Its ZooKeeper writes, one at a time. */
@@ -46,8 +37,6 @@ export class OwnedShard {
   private bufferedBytes = 0;
   private retries: Retry[] = []; // binary min-heap on dueAt
   lastSequenceNumber: string | undefined;
-  /** With ordering "parents-emitted": the ended marker was written, children may start. */
-  endAnnounced = false;
   /** Records a GetRecords in flight may still bring (counted against the memory cap). */
   reserved = 0;
   readonly acquiredAt: number;
@@ -64,8 +53,6 @@ export class OwnedShard {
    * `subSequence` are done and not emitted again. Cleared by the first record fetched.
    */
   resumeInside: { sequenceNumber: string; subSequence: number } | undefined;
-  /** When the end of the shard was reached (monotonic ms). */
-  endedAt: number | undefined;
 
   constructor(
     readonly shardId: string,
@@ -107,7 +94,7 @@ export class OwnedShard {
 
   /** True while records of this shard may be emitted (new ones while reading or draining, only retries while releasing). */
   get emitting(): boolean {
-    return this.phase.kind === 'reading' || this.phase.kind === 'draining' || this.phase.kind === 'releasing';
+    return mayEmit(this.phase);
   }
 
   /** Fetched Kinesis records, in order; each KPL aggregate becomes its user records (memory is counted per user record). */

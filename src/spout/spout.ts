@@ -5,7 +5,7 @@
 import type { SpoutConfig } from '../config/config';
 import type { Scheduler } from '../core/scheduler';
 import { messageId, messageIdOfKey, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
-import type { Coordinator } from './coordinator';
+import type { LateOutcomes } from './lateOutcomes';
 import { LogLevel } from '../multilang/protocol';
 import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
 import { retryDelayMs } from './inFlight';
@@ -21,6 +21,17 @@ export interface Emitter {
 /** Where a record given up goes, in reply to the `fail` that gave it up. */
 export interface UnanchoredEmitter {
   emitUnanchored(tuple: unknown[], stream: string): void;
+}
+
+/** What the spout asks of whoever holds the shards (the coordinator): it reads, and asks shards to act. */
+export interface ShardSource {
+  readonly isActive: boolean;
+  readonly shards: ReadonlyMap<string, OwnedShard>;
+  /** Until when (monotonic ms) leases may be trusted. */
+  trustedUntil(): number;
+  /** Outcomes Storm may still send for emissions of shards let go. */
+  readonly lateOutcomes: LateOutcomes;
+  readonly metrics: SpoutMetrics;
 }
 
 export interface SpoutCounters {
@@ -50,7 +61,7 @@ export class KinesisSpout {
 
   constructor(
     private readonly config: SpoutConfig,
-    private readonly coordinator: Coordinator,
+    private readonly coordinator: ShardSource,
     logger: Logger,
     private readonly scheduler: Scheduler,
   ) {

@@ -2,11 +2,10 @@
 import { validateConfig } from '../../../src/config/config';
 import type { Scheduler } from '../../../src/core/scheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
-import type { Coordinator } from '../../../src/spout/coordinator';
 import { LateOutcomes } from '../../../src/spout/lateOutcomes';
 import { SpoutMetrics } from '../../../src/spout/metrics';
 import { OwnedShard } from '../../../src/spout/ownedShard';
-import { KinesisSpout } from '../../../src/spout/spout';
+import { KinesisSpout, type ShardSource } from '../../../src/spout/spout';
 
 let clock = 1_000;
 const scheduler: Scheduler = {
@@ -21,7 +20,7 @@ const scheduler: Scheduler = {
 function setUp() {
   clock = 1_000;
   const shard = new OwnedShard('shardId-000000000001', 0);
-  shard.phase = { kind: 'draining' };
+  shard.phase = { kind: 'draining', endedAt: 0, announced: false };
   const records: KinesisRecord[] = ['1', '2'].map((sequenceNumber) => ({
     shardId: shard.shardId,
     sequenceNumber,
@@ -31,13 +30,13 @@ function setUp() {
   }));
   shard.push(records);
   const lateOutcomes = new LateOutcomes(100, 60_000);
-  const coordinator = {
+  const coordinator: ShardSource = {
     isActive: true,
     shards: new Map([[shard.shardId, shard]]),
     trustedUntil: () => Infinity,
     lateOutcomes,
     metrics: new SpoutMetrics(scheduler.now()),
-  } as unknown as Coordinator;
+  };
   const config = validateConfig({
     streamName: 's',
     applicationName: 'a',
