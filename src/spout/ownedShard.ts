@@ -10,12 +10,6 @@ import { mayEmit, type ShardPhase } from './shard/lifecycle';
 
 export type { ShardPhase };
 
-interface Retry {
-  dueAt: number;
-  /** The record's key in `inFlight`. */
-  key: string;
-}
-
 /** What de-aggregating a fetched record found worth telling (the caller rate-limits it). */
 export interface AggregateNotices {
   corrupt(record: KinesisRecord, reason: string): void;
@@ -35,7 +29,6 @@ export class OwnedShard {
   private buffer: KinesisRecord[] = [];
   private bufferHead = 0;
   private bufferedBytes = 0;
-  private retries: Retry[] = []; // binary min-heap on dueAt
   lastSequenceNumber: string | undefined;
   /** Records a GetRecords in flight may still bring (counted against the memory cap). */
   reserved = 0;
@@ -89,7 +82,7 @@ export class OwnedShard {
   }
 
   get pendingRetries(): number {
-    return this.retries.length;
+    return this.inFlight.pendingRetries;
   }
 
   /** True while records of this shard may be emitted (new ones while reading or draining, only retries while releasing). */
@@ -140,10 +133,8 @@ export class OwnedShard {
    * every record after the oldest unacked one.
    */
   takeNext(now: number): { record: KinesisRecord; retry: Readonly<Emitted<KinesisRecord>> | undefined } | undefined {
-    while (this.retries.length > 0 && this.retries[0].dueAt <= now) {
-      const entry = this.inFlight.reemit(this.popRetry().key);
-      if (entry) return { record: entry.record, retry: entry };
-    }
+    const retry = this.inFlight.takeDue(now);
+    if (retry) return { record: retry.record, retry };
     if (this.phase.kind === 'releasing' || this.bufferHead >= this.buffer.length) return undefined;
     const record = this.buffer[this.bufferHead];
     this.bufferHead += 1;
@@ -164,36 +155,9 @@ export class OwnedShard {
     return { record, retry: undefined };
   }
 
-  /** `key`: the record's key in `inFlight` (`<sequenceNumber>[:<subSequence>]`). */
+  /** `key`: the record's key in `inFlight` (`<sequenceNumber>[:<subSequence>]`), failed and not yet waiting. */
   scheduleRetry(key: string, dueAt: number): void {
-    const heap = this.retries;
-    heap.push({ dueAt, key });
-    for (let i = heap.length - 1; i > 0; ) {
-      const parent = (i - 1) >> 1;
-      if (heap[parent].dueAt <= heap[i].dueAt) break;
-      [heap[parent], heap[i]] = [heap[i], heap[parent]];
-      i = parent;
-    }
-  }
-
-  private popRetry(): Retry {
-    const heap = this.retries;
-    const top = heap[0];
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < heap.length && heap[l].dueAt < heap[m].dueAt) m = l;
-        if (r < heap.length && heap[r].dueAt < heap[m].dueAt) m = r;
-        if (m === i) break;
-        [heap[m], heap[i]] = [heap[i], heap[m]];
-        i = m;
-      }
-    }
-    return top;
+    this.inFlight.retryAt(key, dueAt);
   }
 
   /** Handing over: every record emitted here is acked, so the taker re-emits nothing. */
