@@ -82,14 +82,7 @@ export class HeldShards {
       ...deps,
       reading: (shard) => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading',
       held: () => ({ total: heldIn(this.byId.values()), shards: this.byId.size }),
-      ended: (shard, children) => {
-        deps.metrics.count(ProcessCounter.ReshardEvents);
-        this.log(
-          LogLevel.Info,
-          `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`,
-        );
-        this.drain(shard);
-      },
+      ended: (shard) => this.drain(shard),
       requested: () => {
         deps.io.getRecords += 1;
       },

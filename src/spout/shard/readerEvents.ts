@@ -8,7 +8,7 @@ import { describeError } from '../../errors';
 import { isThrottling, kinesisProblem } from '../../kinesis/errors';
 import type { ShardReaderEvents } from '../../kinesis/reader';
 import { messageId } from '../../kinesis/records';
-import type { LogLevel } from '../../multilang/protocol';
+import { LogLevel } from '../../multilang/protocol';
 import { fetchRoom, type Held } from '../memory';
 import { ProcessCounter, type SpoutMetrics } from '../metrics';
 import type { AggregateNotices, OwnedShard } from '../ownedShard';
@@ -25,7 +25,7 @@ export interface ReaderContext {
   /** What every held shard holds, and how many are held (for this shard's share of the caps). */
   held(): { total: Held; shards: number };
   /** The shard was read to its end. */
-  ended(shard: OwnedShard, children: string[]): void;
+  ended(shard: OwnedShard): void;
   /** Kinesis said the shard does not exist: a fresh listing and the stream's identity must decide. */
   notFound(): void;
   requested(): void;
@@ -54,7 +54,13 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       metrics.lag(shard.shardId, millisBehindLatest);
     },
     end: (children) => {
-      if (context.reading(shard)) context.ended(shard, children);
+      if (!context.reading(shard)) return;
+      metrics.count(ProcessCounter.ReshardEvents);
+      reporter.log(
+        LogLevel.Info,
+        `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`,
+      );
+      context.ended(shard);
     },
     notFound: (err, consecutive) => {
       if (failed(err, consecutive)) context.notFound();
@@ -68,7 +74,7 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       shard.reserved = Math.ceil(room * shard.userRecordsPerRecord);
       return room;
     },
-    log: (level: LogLevel, message: string) => reporter.log(level, message),
+    log: (level, message) => reporter.log(level, message),
     requested: () => context.requested(),
     iteratorReset: () => metrics.count(ProcessCounter.IteratorResets),
   };
