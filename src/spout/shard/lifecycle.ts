@@ -28,13 +28,14 @@
  * | closing lease        | writeFailed                | givingBack              |                                            |
  * | givingBack           | tick, wait over            | closing lease           | deleteLease                                |
  * | any but gone         | forget                     | gone                    | stopReader (if reading), letGo (forgotten) |
- * | any but gone         | shutdown                   | gone                    | stopReader, writeCheckpoint (while the     |
- * |                      |                            |                         |   lease is sure), deleteLease (at exit)    |
+ * | starting, reading,   | shutdown                   | gone                    | stopReader (if reading), writeCheckpoint,  |
+ * |   draining, releasing|                            |                         |   deleteLease (at exit)                    |
+ * | closing *, givingBack| shutdown                   | gone                    | deleteLease (at exit)                      |
  * | gone                 | (any)                      | gone                    |                                            |
  *
  * Records are emitted only in reading, draining and releasing (releasing: only failed ones again); once the
- * lease's delete was sent (closing lease, givingBack) or SHARD_END was (closing shardEnd), never again, and
- * no checkpoint is written after either.
+ * lease's delete was sent (closing lease, givingBack), never again. No checkpoint is written once SHARD_END
+ * was or the lease's delete is on its way; SHARD_END only with nothing buffered and nothing in flight.
  */
 import type { Position } from '../../core/position';
 import type { ReadPosition } from '../../kinesis/reader';
