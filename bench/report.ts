@@ -1,10 +1,12 @@
 /**
- * The benchmark report's shape, and the README section made from it. Run directly,
- * `npx tsx bench/report.ts <result.json>...` regenerates the section from those results, each section
- * taken from the last file that has it (a partial run on top of an earlier full one).
+ * The benchmark report's shape, and docs/benchmarks.md's figures made from it (between its `bench` markers;
+ * the text around them is hand-written). Run directly, `npx tsx bench/report.ts <result.json>...`
+ * regenerates them from those results, each section taken from the last file that has it (a partial run
+ * on top of an earlier full one).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { replaceBetween } from '../scripts/generated';
 import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
 import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
@@ -26,8 +28,8 @@ export interface Report {
   throughput?: ThroughputFigures[];
 }
 
-const START = '<!-- bench:start -->';
-const END = '<!-- bench:end -->';
+/** The page the figures are written to. */
+export const BENCHMARKS_PAGE = join(__dirname, '../docs/benchmarks.md');
 const fixed = (x: number, digits: number) => (digits === 0 ? String(Math.round(x)) : x.toFixed(digits));
 const range = (s: Summary, unit = '', digits = 0) =>
   `${fixed(s.median, digits)}${unit} (${fixed(s.min, digits)}–${fixed(s.max, digits)}, n=${s.n})`;
@@ -135,11 +137,9 @@ function sections(r: Report): string[] {
   return out;
 }
 
-export function renderReadme(readme: string, report: Report): string {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  if (start < 0 || end < 0) return readme;
-  return `${readme.slice(0, start)}${START}\n${sections(report).join('\n')}\n${END}${readme.slice(end + END.length)}`;
+/** `page` (docs/benchmarks.md's text) with the figures between its markers made from `report`. */
+export function renderBenchmarks(page: string, report: Report): string {
+  return replaceBetween(page, 'bench', sections(report).join('\n'), 'docs/benchmarks.md');
 }
 
 if (require.main === module) {
@@ -163,7 +163,6 @@ if (require.main === module) {
   ];
   // Figures from before the lean driver have another shape: only the current one is rendered.
   if (merged.protocol && !merged.protocol.every((p) => 'regime' in p)) delete merged.protocol;
-  const readme = join(__dirname, '../README.md');
-  writeFileSync(readme, renderReadme(readFileSync(readme, 'utf8'), merged));
-  process.stdout.write(`README benchmark section regenerated from ${files.join(', ')}\n`);
+  writeFileSync(BENCHMARKS_PAGE, renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), merged));
+  process.stdout.write(`docs/benchmarks.md regenerated from ${files.join(', ')}\n`);
 }

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark in one run on this machine, results in bench/results/<date>.json and
- * the README's benchmark section regenerated from them. BENCH_SECTIONS=protocol,reshard,... picks some;
+ * docs/benchmarks.md's figures regenerated from them. BENCH_SECTIONS=protocol,reshard,... picks some;
  * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted). The protocol section's runs:
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
@@ -14,7 +14,7 @@ import { kinesisClient } from '../test/helpers/kinesisAdmin';
 import { startKinesalite, startKinesisLocal, type KinesisServer } from '../test/helpers/kinesisServer';
 import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
-import { renderReadme, type Report } from './report';
+import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from './report';
 import { failoverBench, reshardBench } from './resharding';
 import { costBench, latencyBench, throughputBench } from './stream';
 
@@ -103,12 +103,11 @@ async function main(): Promise<void> {
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`wrote ${file}`);
   if (!QUICK && ALL_SECTIONS.every((s) => SECTIONS.includes(s))) {
-    const readme = join(ROOT, 'README.md');
-    writeFileSync(readme, renderReadme(readFileSync(readme, 'utf8'), report));
-    log('README benchmark section regenerated');
+    writeFileSync(BENCHMARKS_PAGE, renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), report));
+    log('docs/benchmarks.md regenerated');
   } else if (!QUICK) {
     log(
-      `some sections only: README left alone (npx tsx bench/report.ts <older full result> ${file} merges them into it)`,
+      `some sections only: docs/benchmarks.md left alone (npx tsx bench/report.ts <older full result> ${file} merges them into it)`,
     );
   }
 }

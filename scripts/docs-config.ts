@@ -1,10 +1,13 @@
-/** Rewrites the README's configuration table from the schema. */
+/** `npm run docs:config`: rewrites docs/configuration.md's configuration table from the schema. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configTable } from '../src/config/docs';
+import { replaceBetween } from './generated';
 
-const readme = join(__dirname, '../README.md');
-const text = readFileSync(readme, 'utf8');
-const [before, rest] = text.split('<!-- config:start -->');
-const after = rest.split('<!-- config:end -->')[1];
-writeFileSync(readme, `${before}<!-- config:start -->\n${configTable()}\n<!-- config:end -->${after}`);
+export const CONFIGURATION_PAGE = join(__dirname, '../docs/configuration.md');
+
+if (require.main === module) {
+  const text = readFileSync(CONFIGURATION_PAGE, 'utf8');
+  writeFileSync(CONFIGURATION_PAGE, replaceBetween(text, 'config', configTable(), 'docs/configuration.md'));
+  process.stdout.write('docs/configuration.md: configuration table regenerated from src/config/schema.ts\n');
+}

@@ -2,8 +2,8 @@
  * Entry point. Run by Storm's ShellSpout as `node kinesis-spout.cjs [config.json]`: the spout. Run by an
  * operator as `kinesis-spout status|reset ...` (the npm bin, or the jar's KinesisSpoutTool): a tool.
  */
-import { isHelpRequest, isTool, runHelpProcess, runToolProcess } from '../tools/main';
 import { runSpout } from './run';
+import { isHelpRequest, isTool, runHelpProcess, runToolProcess } from './tools';
 
 const [first, ...rest] = process.argv.slice(2);
 if (isTool(first)) runToolProcess(first, rest);

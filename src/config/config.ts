@@ -1,35 +1,28 @@
 /** Loads, defaults and validates the `kinesis.spout` configuration; a bad value gets one clear message. */
 import Ajv, { type ErrorObject } from 'ajv';
+import type { FromSchema } from 'json-schema-to-ts';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
-import { configSchema, type OnExhausted, type TupleField } from './schema';
-import type { ZooKeeperOptions } from '../coordination/zooKeeper';
+import { configSchema } from './schema';
 import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
 
 import type { InitialPosition } from '../core/position';
 import { isObject } from '../core/json';
 
 export type { InitialPosition };
-export type DataFormat = 'utf8' | 'base64' | 'json';
-export type Ordering = 'parents-acked' | 'parents-emitted' | 'none';
 
-export interface SpoutConfig {
-  streamName?: string;
-  streamArn?: string;
-  region: string;
-  endpoint?: string;
-  assumeRoleArn?: string;
+/** What the schema admits once ajv has filled its defaults (a key with a default is always there). */
+type Validated = FromSchema<Omit<typeof configSchema, 'oneOf'>>;
+
+/**
+ * The configuration the spout runs with: derived from the schema (schema.ts), so a new key is one schema
+ * entry; what the schema cannot say is added here: the keys the topology conf fills (applicationName,
+ * zookeeper.connect and auth), and where the settings came from.
+ */
+export interface SpoutConfig extends Omit<Validated, 'applicationName' | 'zookeeper'> {
   applicationName: string;
-  initialPosition: InitialPosition;
-  outputFields: TupleField[];
-  outputStream: string;
-  dataFormat: DataFormat;
-  deaggregate: boolean;
-  ordering: Ordering;
-  zookeeper: {
+  zookeeper: Omit<Validated['zookeeper'], 'connect' | 'auth'> & {
     connect: string;
-    sessionTimeoutMs: number;
-    root: string;
     /** Credentials the session authenticates with (digest). */
     auth?: ZooKeeperAuth;
     /** True when nodes below `root` are created readable and writable only by `auth`. */
@@ -37,27 +30,10 @@ export interface SpoutConfig {
   };
   /** Where the settings an operator must know about came from (logged at start; the secrets never are). */
   origins: ConfigOrigins;
-  maxEmitPerNext: number;
-  maxRecordsPerRequest: number;
-  idlePollIntervalMs: number;
-  shardBufferSize: number;
-  maxRecordsInMemory: number;
-  maxBytesInMemory: number;
-  checkpointIntervalMs: number;
-  rebalanceIntervalMs: number;
-  shardSyncIntervalMs: number;
-  handoffTimeoutMs: number;
-  directStdio: boolean;
-  statsIntervalMs: number;
-  retry: {
-    maxRetries: number;
-    onExhausted: OnExhausted;
-    deadLetterStream: string;
-    initialBackoffMs: number;
-    maxBackoffMs: number;
-    warnAfterMs: number;
-  };
 }
+
+/** When a child shard may be read (schema: `ordering`). */
+export type Ordering = SpoutConfig['ordering'];
 
 export interface ConfigOrigins {
   applicationName: 'kinesis.spout.applicationName' | 'topology.name';
@@ -229,12 +205,6 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
     out[key] = isObject(current) && isObject(value) ? mergeDeep(current, value) : value;
   }
   return out;
-}
-
-/** How the spout and the tools open their ZooKeeper session: the same ensemble, credentials and ACLs. */
-export function zooKeeperOptions(config: SpoutConfig): Omit<ZooKeeperOptions, 'onState'> {
-  const { connect, sessionTimeoutMs, auth, creatorOnly, root } = config.zookeeper;
-  return { connect, sessionTimeoutMs, auth, creatorOnlyBelow: creatorOnly ? root : undefined };
 }
 
 /** The stream's name, from `streamName` or the tail of `streamArn`. */

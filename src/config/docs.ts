@@ -1,4 +1,4 @@
-/** The README's configuration table, made from the schema so the two cannot drift apart. */
+/** docs/configuration.md's table, made from the schema so the two cannot drift apart (`npm run docs:config`). */
 import { configSchema } from './schema';
 
 interface Property {

@@ -1,16 +1,9 @@
 /**
- * The configuration's JSON Schema: the validator and the documentation (README's table is generated from
- * the descriptions and defaults here by `npm run docs:config`).
+ * The configuration's JSON Schema: the validator and the documentation (docs/configuration.md's table is
+ * generated from the descriptions and defaults here by `npm run docs:config`; links in a description are
+ * relative to docs/).
  */
-export const TUPLE_FIELDS = [
-  'partitionKey',
-  'data',
-  'shardId',
-  'sequenceNumber',
-  'arrivalTimestamp',
-  'subSequence',
-] as const;
-export type TupleField = (typeof TUPLE_FIELDS)[number];
+import { DATA_FORMATS, TUPLE_FIELDS, type TupleField } from '../core/tuple';
 
 /** What the spout does with a record failed more often than `retry.maxRetries` allows. */
 export const OnExhausted = { Skip: 'skip', DeadLetter: 'deadLetter' } as const;
@@ -23,7 +16,8 @@ export const DEAD_LETTER_FIELDS = ['attempts', 'lastFailureTime'] as const;
 /**
  * Finite, so that a record a bolt can never process (a poison record) holds its shard back for under an hour
  * (23 to 46 minutes of back-off at the default delays), not until the records behind it pass the stream's
- * retention; long enough to ride out a bolt's restart or a short outage downstream. README: "Retries and dead letters".
+ * retention; long enough to ride out a bolt's restart or a short outage downstream. See "Retries and dead
+ * letters" in docs/topology.md.
  */
 export const DEFAULT_MAX_RETRIES = 100;
 
@@ -106,7 +100,7 @@ export const configSchema = {
     },
     dataFormat: {
       type: 'string',
-      enum: ['utf8', 'base64', 'json'],
+      enum: [...DATA_FORMATS],
       default: 'utf8',
       description:
         'How `data` is put in the tuple: UTF-8 text, base64, or parsed JSON (a record that is not JSON is emitted as text and logged).',
@@ -153,7 +147,7 @@ export const configSchema = {
               type: 'string',
               pattern: '^[^:\\s]+:\\S+$',
               description:
-                "`user:password` for `digest`. With it, every node below `<root>` is created readable and writable only by these credentials. Never logged. Default: the topology conf's `storm.zookeeper.topology.auth.scheme`/`payload` when set by hand (see ZooKeeper security).",
+                "`user:password` for `digest`. With it, every node below `<root>` is created readable and writable only by these credentials. Never logged. Default: the topology conf's `storm.zookeeper.topology.auth.scheme`/`payload` when set by hand (see [ZooKeeper security](zookeeper.md#security)).",
             },
           },
         },
@@ -246,7 +240,7 @@ export const configSchema = {
           minimum: -1,
           default: DEFAULT_MAX_RETRIES,
           description:
-            'Times a failed tuple is re-emitted; `-1` is unlimited. One more failure and the record is given up as `onExhausted` says. The default spends 23 to 46 minutes in back-off at the default delays (README: Retries and dead letters).',
+            'Times a failed tuple is re-emitted; `-1` is unlimited. One more failure and the record is given up as `onExhausted` says. The default spends 23 to 46 minutes in back-off at the default delays (see [Retries and dead letters](topology.md#retries-and-dead-letters)).',
         },
         onExhausted: {
           type: 'string',

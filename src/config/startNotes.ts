@@ -3,7 +3,7 @@
  * a defaulted applicationName (loudly), the ZooKeeper ensemble and its origin, the credentials' origin
  * (never the credentials). Pure: the configuration in, log lines out.
  */
-import { LogLevel } from '../multilang/protocol';
+import { LogLevel } from '../core/log';
 import type { SpoutConfig } from './config';
 import { AuthSource } from './stormZooKeeper';
 

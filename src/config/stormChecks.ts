@@ -1,6 +1,5 @@
 /** Checks of the configuration against what the Storm topology declares and registers. */
 import { ErrorCode, SpoutError } from '../errors';
-import type { TopologyContext } from '../multilang/protocol';
 import type { SpoutConfig } from './config';
 import { DEAD_LETTER_FIELDS } from './schema';
 
@@ -8,7 +7,10 @@ import { DEAD_LETTER_FIELDS } from './schema';
  * A field count that differs from the declared one would kill the worker at the first emit, and an emit on
  * an undeclared stream too: say so at start, for the output stream and, with dead letters, their stream.
  */
-export function checkOutputFields(config: SpoutConfig, context: TopologyContext): void {
+export function checkOutputFields(
+  config: SpoutConfig,
+  context: { 'stream->outputfields'?: Record<string, string[]> },
+): void {
   const declared = context['stream->outputfields'];
   if (declared === undefined) return;
   const tuples = `kinesis.spout.outputFields = ${JSON.stringify(config.outputFields)}`;

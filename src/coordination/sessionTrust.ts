@@ -9,7 +9,7 @@
  * syncLimit x tickTime while the leader expires the session, so an answered read proves nothing; nor does a
  * write's send time (the leader handles a forwarded write without touching the session). What can be
  * proved, on one connection, for a request T the follower answered:
- * - a write S sent at least PROPAGATION after T was answered, then answered: its commit came down the
+ * - a write S sent at least PROPAGATION (leaderPingGapMs in core/timings.ts) after T was answered, then answered: its commit came down the
  *   leader's link after a ping the leader sent once T had reached the follower, so the follower had sent
  *   a report of T before S was answered;
  * - a later write S2, sent after S was answered, then answered: the follower forwarded it behind that
@@ -25,6 +25,8 @@
  * - a caller that checks trustedUntil() and is then paused acts on a stale answer: check right before
  *   acting; the margin is all the slack there is.
  */
+import { sessionTimings } from '../core/timings';
+
 export interface Exchange {
   /** When the request was handed to the client (a lower bound of when it reached a server). */
   sentAt: number;
@@ -32,10 +34,6 @@ export interface Exchange {
   answeredAt: number;
 }
 
-/** Longest gap between two pings from the leader, as a share of the session timeout (tickTime / 2 <= timeout / 4). */
-const PROPAGATION_SHARE = 1 / 4;
-/** Safety margin, as a share of the session timeout (clock rates, the caller acting on a just-checked deadline). */
-const MARGIN_SHARE = 1 / 10;
 /** Answered exchanges kept per connection: enough to credit a write; older ones only ever lose to newer ones. */
 const KEPT = 64;
 
@@ -82,7 +80,7 @@ export class SessionTrust {
       if (r.reportedBy <= exchange.sentAt) this.leaderTouchedAt = Math.max(this.leaderTouchedAt, r.touchedAt);
     this.reported = this.reported.filter((r) => r.reportedBy > exchange.sentAt);
     // Requests answered a ping period before this write was sent: reported by the time its answer came.
-    const before = exchange.sentAt - this.timeoutMs() * PROPAGATION_SHARE;
+    const before = exchange.sentAt - sessionTimings(this.timeoutMs()).leaderPingGapMs;
     let touchedAt = -Infinity;
     for (const earlier of this.onConnection)
       if (earlier.answeredAt <= before) touchedAt = Math.max(touchedAt, earlier.sentAt);
@@ -93,7 +91,7 @@ export class SessionTrust {
   /** Until when the leader cannot have expired the session, less the margin. */
   trustedUntil(): number {
     const timeout = this.timeoutMs();
-    return this.leaderTouchedAt + timeout - timeout * MARGIN_SHARE;
+    return this.leaderTouchedAt + timeout - sessionTimings(timeout).trustMarginMs;
   }
 
   /**
@@ -101,7 +99,7 @@ export class SessionTrust {
    * expired (the leader may well have expired it; we cannot learn it without a server), so give it up.
    */
   givenUpAt(): number {
-    return Math.max(this.heardSentAt, this.leaderTouchedAt) + this.timeoutMs();
+    return Math.max(this.heardSentAt, this.leaderTouchedAt) + sessionTimings(this.timeoutMs()).giveUpAfterMs;
   }
 
   /** When the current connection last answered anything (-Infinity while disconnected). */

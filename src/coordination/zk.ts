@@ -7,6 +7,7 @@
 import { Socket } from 'node:net';
 import zookeeper from 'node-zookeeper-client';
 import { realScheduler, type Scheduler } from '../core/scheduler';
+import { sessionTimings } from '../core/timings';
 import { ErrorCode, SpoutError } from '../errors';
 import { NewerCode, tolerateUnknownCodes } from './clientCodes';
 import { SessionTrust } from './sessionTrust';
@@ -92,9 +93,9 @@ export function isNoSession(err: unknown): boolean {
 export interface ZkSessionOptions extends ZooKeeperOptions {
   /** Time and timers (real by default). */
   scheduler?: Scheduler;
-  /** Every request settles within this (default: the session timeout); no reply by then rejects, retriable. */
+  /** Every request settles within this (default: core/timings.ts); no reply by then rejects, retriable. */
   requestTimeoutMs?: number;
-  /** How often the heartbeat write goes to the leader (default: a seventh of the session timeout). */
+  /** How often the heartbeat write goes to the leader (default: core/timings.ts, a seventh of the session timeout). */
   heartbeatEveryMs?: number;
 }
 
@@ -142,7 +143,10 @@ export class ZkSession implements ZooKeeper {
    * Connects and waits for the first SYNC_CONNECTED. Rejects (and closes everything it opened) after
    * `timeoutMs`, or at once when the session expires or is refused before that.
    */
-  static async connect(options: ZkSessionOptions, timeoutMs = options.sessionTimeoutMs): Promise<ZkSession> {
+  static async connect(
+    options: ZkSessionOptions,
+    timeoutMs = sessionTimings(options.sessionTimeoutMs).connectTimeoutMs,
+  ): Promise<ZkSession> {
     const session = new ZkSession(options);
     await new Promise<void>((resolve, reject) => {
       const cancel = session.scheduler.after(timeoutMs, () => {
@@ -186,7 +190,7 @@ export class ZkSession implements ZooKeeper {
   }
 
   private get requestTimeoutMs(): number {
-    return this.options.requestTimeoutMs ?? this.sessionTimeoutMs;
+    return this.options.requestTimeoutMs ?? sessionTimings(this.sessionTimeoutMs).requestTimeoutMs;
   }
 
   /**
@@ -256,7 +260,7 @@ export class ZkSession implements ZooKeeper {
    * answered for a session timeout.
    */
   private startHeartbeat(): void {
-    const every = this.options.heartbeatEveryMs ?? Math.max(100, Math.floor(this.sessionTimeoutMs / 7));
+    const every = this.options.heartbeatEveryMs ?? sessionTimings(this.sessionTimeoutMs).heartbeatEveryMs;
     const stopBeat = this.scheduler.every(every, () => {
       if (this.state !== 'connected' || this.heartbeatInFlight) return;
       this.heartbeatInFlight = true;
@@ -264,7 +268,7 @@ export class ZkSession implements ZooKeeper {
         .catch(() => undefined)
         .finally(() => (this.heartbeatInFlight = false));
     });
-    const stopWatch = this.scheduler.every(Math.max(50, Math.floor(this.sessionTimeoutMs / 10)), () => {
+    const stopWatch = this.scheduler.every(sessionTimings(this.sessionTimeoutMs).watchdogEveryMs, () => {
       const now = this.scheduler.now();
       if (now > this.trust.givenUpAt())
         this.expire(`no server answered anything sent in the last ${this.sessionTimeoutMs} ms`);
@@ -290,7 +294,7 @@ export class ZkSession implements ZooKeeper {
 
   /** No answer to anything for two thirds of the session timeout while a request waits (as the Java client's read timeout). */
   private stalled(now: number): boolean {
-    const limit = (this.sessionTimeoutMs * 2) / 3;
+    const limit = sessionTimings(this.sessionTimeoutMs).stalledAfterMs;
     if (now - this.trust.lastAnsweredAt() < limit) return false;
     for (const request of this.pending.values()) if (now - request.sentAt >= limit) return true;
     return false;
@@ -533,7 +537,8 @@ export class ZkSession implements ZooKeeper {
     this.stopHeartbeat = undefined;
     for (const request of [...this.pending.values()]) request.fail(err);
     // Only a connected client can get CLOSE_SESSION through; otherwise there is nothing to wait for.
-    const graceMs = managerState(this.client) === MANAGER_CONNECTED ? Math.min(1000, this.sessionTimeoutMs / 2) : 0;
+    const graceMs =
+      managerState(this.client) === MANAGER_CONNECTED ? sessionTimings(this.sessionTimeoutMs).closeGraceMs : 0;
     try {
       this.client.close();
     } catch {

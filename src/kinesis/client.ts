@@ -4,12 +4,18 @@ import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { SpoutConfig } from '../config/config';
 
 /** The one call the spout makes on the client: a fake stands in for it in the simulation. */
 export type KinesisApi = Pick<KinesisClient, 'send'>;
 
-export function createKinesisClient(config: Pick<SpoutConfig, 'region' | 'endpoint' | 'assumeRoleArn'>): KinesisClient {
+/** Where the stream is and who reads it (the configuration's keys of the same names). */
+export interface KinesisClientOptions {
+  region: string;
+  endpoint?: string;
+  assumeRoleArn?: string;
+}
+
+export function createKinesisClient(config: KinesisClientOptions): KinesisClient {
   return new KinesisClient({
     region: config.region,
     endpoint: config.endpoint,

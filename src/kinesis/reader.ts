@@ -3,11 +3,12 @@
  * stopped; it tells records, the end of the shard with its children, a shard not found, and errors. The
  * GetRecords poller (shardReader.ts) is the first kind; a fan-out reader is another, behind the same port.
  */
-import type { Position } from '../core/position';
-import type { LogLevel } from '../multilang/protocol';
+import type { LogLevel } from '../core/log';
+import type { StartPosition } from './iterators';
 import type { KinesisRecord } from './records';
 
-export type ReadPosition = Exclude<Position, { kind: 'SHARD_END' }>;
+/** Where a reader starts (SHARD_END has nothing left to read). */
+export type ReadPosition = StartPosition;
 
 export interface ShardReaderEvents {
   /** Records read (possibly none), in order, and how far behind the stream's tip the reader is. */

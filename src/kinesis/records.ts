@@ -1,6 +1,5 @@
 /** A Kinesis record (or a user record inside a KPL aggregate) as the spout keeps it, its message id, and the tuple built from it. */
-import type { DataFormat } from '../config/config';
-import type { TupleField } from '../config/schema';
+import type { DataFormat, TupleField } from '../core/tuple';
 
 export interface KinesisRecord {
   shardId: string;

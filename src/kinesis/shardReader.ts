@@ -4,13 +4,13 @@
  * expired iterator, and reports the end of the shard (records of the last response still delivered first).
  * No error ends a reader: only the owner, after a listing, decides that a shard is gone.
  */
-import { GetRecordsCommand, GetShardIteratorCommand, type GetShardIteratorCommandInput } from '@aws-sdk/client-kinesis';
+import { GetRecordsCommand } from '@aws-sdk/client-kinesis';
 import type { Scheduler } from '../core/scheduler';
 import { describeError } from '../errors';
 import { isThrottling } from './errors';
-import { LogLevel } from '../multilang/protocol';
-import type { Position } from '../core/position';
+import { LogLevel } from '../core/log';
 import type { KinesisApi } from './client';
+import { shardIteratorAt } from './iterators';
 import type { KinesisRecord } from './records';
 import type { ReadPosition, ShardReaderEvents, ShardReaderFactory, ShardRecordReader } from './reader';
 import type { StreamRef } from './shards';
@@ -163,35 +163,10 @@ export class PollingReader implements ShardRecordReader {
     }
   }
 
-  private async iteratorAt(position: ReadPosition): Promise<string> {
-    const response = await this.options.kinesis.send(
-      new GetShardIteratorCommand(iteratorRequest(this.options.stream, this.shardId, position)),
-      { abortSignal: this.signal },
-    );
-    return response.ShardIterator!;
+  private iteratorAt(position: ReadPosition): Promise<string> {
+    const { kinesis, stream } = this.options;
+    return shardIteratorAt(kinesis, stream, this.shardId, position, this.signal);
   }
-}
-
-/** The GetShardIterator request that starts a reader at `position` (the spout's readers and the tools make the same). */
-export function iteratorRequest(
-  stream: StreamRef,
-  shardId: string,
-  position: Exclude<Position, { kind: 'SHARD_END' }>,
-): GetShardIteratorCommandInput {
-  const input: GetShardIteratorCommandInput = {
-    ShardId: shardId,
-    ShardIteratorType: 'TRIM_HORIZON',
-    ...(stream.streamArn ? { StreamARN: stream.streamArn } : { StreamName: stream.streamName }),
-  };
-  if (position.kind === 'AFTER') {
-    // Stopped inside a KPL aggregate: read it again (its owner skips the user records already done).
-    input.ShardIteratorType = position.subSequence === undefined ? 'AFTER_SEQUENCE_NUMBER' : 'AT_SEQUENCE_NUMBER';
-    input.StartingSequenceNumber = position.sequenceNumber;
-  } else if (position.kind === 'AT_TIMESTAMP') {
-    input.ShardIteratorType = 'AT_TIMESTAMP';
-    input.Timestamp = new Date(position.timestampMs);
-  }
-  return input;
 }
 
 /** Exponential from 200 ms to 10 s with full jitter: readers of many shards do not retry in step. */

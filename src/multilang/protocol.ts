@@ -1,6 +1,7 @@
 /** The shapes Storm's ShellSpout sends and expects, and the decisions taken from the handshake. */
 import { ErrorCode, SpoutError } from '../errors';
 import { isObject } from '../core/json';
+import { LogLevel } from '../core/log';
 
 export interface TopologyContext {
   taskid: number;
@@ -21,9 +22,6 @@ export type SpoutCommand =
   | { command: 'fail'; id: unknown }
   | { command: 'activate' }
   | { command: 'deactivate' };
-
-export const LogLevel = { Trace: 0, Debug: 1, Info: 2, Warn: 3, Error: 4 } as const;
-export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
 
 function parseJson(body: string): unknown {
   try {

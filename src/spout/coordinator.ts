@@ -8,22 +8,22 @@ import type { SpoutConfig } from '../config/config';
 import { streamNameOf } from '../config/config';
 import type { ConnectZooKeeper, ConnectionState, ZooKeeper } from '../coordination/zooKeeper';
 import type { Scheduler } from '../core/scheduler';
+import { FULL_LISTING_EVERY, shardSyncEveryMs, startGraceMs } from '../core/timings';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
 import { isThrottling, kinesisProblem } from '../kinesis/errors';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
-import { LogLevel } from '../multilang/protocol';
-import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
-import { identityMismatch, joinSession, type Member, type Session } from './joining';
+import { LogLevel, Reporter, type Logger } from '../core/log';
+import { listingIsStale, planLeases, readableShards, type ShardNode } from '../coordination/assignment';
+import { identityMismatch } from '../coordination/streamIdentity';
+import { joinSession, type Member, type Session } from './joining';
 import { joinFailure, REPORT_AFTER_FAILURES } from './joinFailure';
 import { gatherResumePoints, initialPositionNote, resumePointsLine } from './resumePoints';
 import { HeldShards, type IoCounters } from './heldShards';
 import type { LateOutcomes } from './lateOutcomes';
 import { ProcessCounter, SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
-import { Reporter, type Logger } from './reporting';
 
-export type { Logger } from './reporting';
 export type { IoCounters } from './heldShards';
 
 export interface CoordinatorDeps {
@@ -37,7 +37,6 @@ export interface CoordinatorDeps {
 
 const MAINTENANCE_MS = 100;
 const SLOW_ASSIGNMENT_MS = 2_000;
-const FULL_LISTING_EVERY = 5;
 
 export class Coordinator {
   readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
@@ -123,7 +122,10 @@ export class Coordinator {
     this.every(config.checkpointIntervalMs, () => void this.flushCheckpoints());
     this.every(config.rebalanceIntervalMs, () => this.scheduleRebalance());
     // Jittered so that many tasks do not list shards in step.
-    this.every(config.shardSyncIntervalMs * (0.8 + this.deps.scheduler.random() * 0.4), () => void this.syncShards());
+    this.every(
+      shardSyncEveryMs(config.shardSyncIntervalMs, this.deps.scheduler.random()),
+      () => void this.syncShards(),
+    );
   }
 
   private every(ms: number, task: () => void): void {
@@ -311,7 +313,7 @@ export class Coordinator {
    */
   private sharingMembers(session: Session, members: string[]): string[] {
     const missing = this.member.taskCount - members.length;
-    if (missing <= 0 || this.now - session.joinedAt >= session.zk.sessionTimeoutMs) return members;
+    if (missing <= 0 || this.now - session.joinedAt >= startGraceMs(session.zk.sessionTimeoutMs)) return members;
     return [...members, ...Array.from({ length: missing }, (_, i) => `~not-joined-yet-${i}`)];
   }
 

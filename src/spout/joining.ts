@@ -3,15 +3,18 @@
  * record (created by the application's first start), and this task registered as a member. Bounded as a
  * whole: a join that cannot finish closes its session and fails, and the caller tries again.
  */
-import { zooKeeperOptions, type SpoutConfig } from '../config/config';
+import type { SpoutConfig } from '../config/config';
+import { zooKeeperOptions } from '../coordination/sessionOptions';
 import { CoordinationStore, basePath } from '../coordination/store';
+import { identityMismatch } from '../coordination/streamIdentity';
 import type { ConnectionState, ConnectZooKeeper, ZooKeeper } from '../coordination/zooKeeper';
 import { startPositions, type Bootstrap, type Position } from '../core/position';
 import { within, type Scheduler } from '../core/scheduler';
+import { joinTimeoutMs } from '../core/timings';
 import type { ShardNode } from '../core/shard';
 import { ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
-import { describeStream, type StreamIdentity, type StreamRef } from '../kinesis/shards';
+import { describeStream, type StreamRef } from '../kinesis/shards';
 
 /** What one ZooKeeper session knows; all of it is dropped when the session expires. */
 export interface Session {
@@ -43,20 +46,6 @@ export interface JoinDeps {
   listShards(): Promise<ShardNode[]>;
   /** State changes of the new session, from the moment it is connected. */
   onState(zk: ZooKeeper, state: ConnectionState): void;
-}
-
-export function joinTimeoutMs(config: SpoutConfig): number {
-  return Math.max(60_000, 3 * config.zookeeper.sessionTimeoutMs);
-}
-
-/** The refusal of a stream that is not the one the checkpoints belong to (deleted and re-created), or undefined. */
-export function identityMismatch(bootstrap: Bootstrap, identity: StreamIdentity, base: string): SpoutError | undefined {
-  if (bootstrap.streamArn === identity.streamArn && bootstrap.streamCreatedMs === identity.createdMs) return undefined;
-  return new SpoutError(
-    ErrorCode.StreamMismatch,
-    `refusing to read ${identity.streamArn} (created ${new Date(identity.createdMs).toISOString()}): the checkpoints under ${base} belong to a stream created ${new Date(bootstrap.streamCreatedMs).toISOString()} (${bootstrap.streamArn}). ` +
-      'The stream was deleted and re-created: remove that ZooKeeper path to start over, or use another applicationName.',
-  );
 }
 
 export async function joinSession(deps: JoinDeps): Promise<{ session: Session; shards: ShardNode[] }> {
@@ -104,7 +93,7 @@ export async function joinSession(deps: JoinDeps): Promise<{ session: Session; s
       shards,
     };
   };
-  const timeoutMs = joinTimeoutMs(deps.config);
+  const timeoutMs = joinTimeoutMs(deps.config.zookeeper.sessionTimeoutMs);
   try {
     return await within(
       deps.scheduler,

@@ -6,13 +6,12 @@ import type { SpoutConfig } from '../config/config';
 import type { Scheduler } from '../core/scheduler';
 import { messageId, messageIdOfKey, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
 import type { LateOutcomes } from './lateOutcomes';
-import { LogLevel } from '../multilang/protocol';
+import { LogLevel, Reporter, type Logger } from '../core/log';
 import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
 import { retryDelayMs } from './inFlight';
 import { recordBytes } from './memory';
 import { ShardCounter, type SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
-import { Reporter, type Logger } from './reporting';
 
 export interface Emitter {
   emit(id: string, tuple: unknown[], stream: string): void;

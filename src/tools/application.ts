@@ -5,8 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { loadConfig, streamNameOf, zooKeeperOptions, type SpoutConfig } from '../config/config';
+import { loadConfig, streamNameOf, type SpoutConfig } from '../config/config';
 import { diagnosingConnect } from '../coordination/diagnose';
+import { zooKeeperOptions } from '../coordination/sessionOptions';
 import { basePath, CoordinationStore } from '../coordination/store';
 import { ZkSession } from '../coordination/zk';
 import type { ZooKeeper } from '../coordination/zooKeeper';

@@ -1,4 +1,4 @@
-/** What the tools' exit codes mean (documented in the README and in `--help`), and the error that carries one. */
+/** What the tools' exit codes mean (documented in docs/operations.md and `--help`), and the error that carries one. */
 export const ExitCode = {
   /** Done: status printed, reset written (or nothing to change). */
   Ok: 0,

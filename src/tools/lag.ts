@@ -3,11 +3,10 @@
  * checkpoint, where the spout's reader would start (inside a KPL aggregate: at it), whose MillisBehindLatest
  * Kinesis computes, and the arrival time of the first record not yet checkpointed. These calls count against the shard's 5 reads a second that the spout shares.
  */
-import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
 import type { Position } from '../core/position';
 import { describeError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
-import { iteratorRequest } from '../kinesis/shardReader';
+import { peekAt } from '../kinesis/iterators';
 import type { StreamRef } from '../kinesis/shards';
 
 export interface ShardLag {
@@ -28,16 +27,10 @@ export async function shardLag(
   nowMs: number,
 ): Promise<ShardLag> {
   try {
-    const { ShardIterator } = await kinesis.send(
-      new GetShardIteratorCommand(iteratorRequest(stream, shardId, position)),
-    );
-    const response = await kinesis.send(
-      new GetRecordsCommand({ ShardIterator, Limit: 1, StreamARN: stream.streamArn }),
-    );
-    const arrival = response.Records?.[0]?.ApproximateArrivalTimestamp?.getTime();
+    const { millisBehindLatest, firstArrivalMs } = await peekAt(kinesis, stream, shardId, position);
     return {
-      millisBehindLatest: response.MillisBehindLatest,
-      nextRecordAgeMs: arrival === undefined ? undefined : Math.max(0, nowMs - arrival),
+      millisBehindLatest,
+      nextRecordAgeMs: firstArrivalMs === undefined ? undefined : Math.max(0, nowMs - firstArrivalMs),
     };
   } catch (err) {
     return { error: describeError(err) };

@@ -3,14 +3,13 @@
  * --force), asks for `yes`, then writes every change in one ZooKeeper transaction with the same versioned
  * compare-and-set the spout uses: the state changed since the plan means nothing is written.
  */
-import { GetShardIteratorCommand } from '@aws-sdk/client-kinesis';
 import { describeError } from '../errors';
-import { identityMismatch } from '../spout/joining';
+import { shardIteratorAt } from '../kinesis/iterators';
+import { identityMismatch } from '../coordination/streamIdentity';
 import type { ResetTarget } from './args';
 import { openApplication, readToolConfig, type Application } from './application';
 import { ExitCode, ToolError, usageError } from './exitCodes';
 import type { ToolIo } from './io';
-import { iteratorRequest } from '../kinesis/shardReader';
 import { planReset } from './resetPlan';
 import { forceWarning, renderPlan } from './resetView';
 import { readSnapshot } from './snapshot';
@@ -26,9 +25,7 @@ export interface ResetOptions {
 /** Kinesis says whether the sequence number is one of the shard's (else every reader of it would fail). */
 async function checkSequenceNumber(app: Application, shardId: string, sequenceNumber: string): Promise<void> {
   try {
-    await app.kinesis.send(
-      new GetShardIteratorCommand(iteratorRequest(app.stream, shardId, { kind: 'AFTER', sequenceNumber })),
-    );
+    await shardIteratorAt(app.kinesis, app.stream, shardId, { kind: 'AFTER', sequenceNumber });
   } catch (err) {
     const name = (err as { name?: string })?.name;
     if (name === 'InvalidArgumentException')

@@ -1,7 +1,7 @@
 /** Pure: the status report (the `--json` shape) and its human table. */
 import type { SpoutConfig } from '../config/config';
 import { describePosition, type Bootstrap, type Position } from '../core/position';
-import { identityMismatch } from '../spout/joining';
+import { identityMismatch } from '../coordination/streamIdentity';
 import type { ShardLag } from './lag';
 import type { ApplicationSnapshot } from './snapshot';
 import { ShardState, type ShardOwner, type ShardStatus } from './shardStates';

@@ -90,9 +90,7 @@ const shardIdsOf = async (stream: string) =>
   (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!).sort();
 
 /** A stream split once, read to the end by a spout: parent finished, both children checkpointed. */
-async function splitAndRead(
-  app: string,
-): Promise<{
+async function splitAndRead(app: string): Promise<{
   stream: string;
   driver: StormDriver;
   parent: string;

@@ -6,7 +6,8 @@
 import type { SpoutConfig } from '../../src/config/config';
 import type { ConnectZooKeeper } from '../../src/coordination/zooKeeper';
 import { ErrorCode, SpoutError } from '../../src/errors';
-import { Coordinator, type Logger } from '../../src/spout/coordinator';
+import type { Logger } from '../../src/core/log';
+import { Coordinator } from '../../src/spout/coordinator';
 import { KinesisSpout } from '../../src/spout/spout';
 import type { FaultPlan } from './faults';
 import { HeldRecords } from './heldRecords';

@@ -4,7 +4,7 @@
  * outcome (a write done, refused or failed) comes back as the next event.
  */
 import { describeError } from '../../errors';
-import { LogLevel } from '../../multilang/protocol';
+import { LogLevel } from '../../core/log';
 import { transition, type ReadPosition, type ShardEffect, type ShardEvent, type ShardPhase } from './lifecycle';
 
 /** What the executor needs of a shard: its id, and its phase to read and assign. */

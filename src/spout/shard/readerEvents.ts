@@ -8,11 +8,11 @@ import { describeError } from '../../errors';
 import { isThrottling, kinesisProblem } from '../../kinesis/errors';
 import type { ShardReaderEvents } from '../../kinesis/reader';
 import { messageId } from '../../kinesis/records';
-import { LogLevel } from '../../multilang/protocol';
+import { LogLevel } from '../../core/log';
 import { fetchRoom, type Held } from '../memory';
 import { ProcessCounter, type SpoutMetrics } from '../metrics';
 import type { AggregateNotices, OwnedShard } from '../ownedShard';
-import type { Reporter } from '../reporting';
+import type { Reporter } from '../../core/log';
 
 export interface ReaderContext {
   config: SpoutConfig;

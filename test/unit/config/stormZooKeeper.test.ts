@@ -1,4 +1,5 @@
-import { loadConfig, zooKeeperOptions } from '../../../src/config/config';
+import { loadConfig } from '../../../src/config/config';
+import { zooKeeperOptions } from '../../../src/coordination/sessionOptions';
 import { startNotes } from '../../../src/config/startNotes';
 import { isGeneratedPayload, stormTopologyAuth, stormZooKeeperConnect } from '../../../src/config/stormZooKeeper';
 

@@ -8,11 +8,10 @@ import type { Position } from '../../../src/core/position';
 import type { Scheduler } from '../../../src/core/scheduler';
 import type { KinesisApi } from '../../../src/kinesis/client';
 import type { ShardRecordReader } from '../../../src/kinesis/reader';
-import type { LogLevel } from '../../../src/multilang/protocol';
+import { Reporter, type LogLevel } from '../../../src/core/log';
 import { HeldShards } from '../../../src/spout/heldShards';
 import type { Session } from '../../../src/spout/joining';
 import { SpoutMetrics } from '../../../src/spout/metrics';
-import { Reporter } from '../../../src/spout/reporting';
 import { MemoryZooKeeper } from './fakes/memoryZooKeeper';
 
 const BASE = '/app/stream';

@@ -1,5 +1,5 @@
 /** The executor through a fake world that says what the world does (a write refused, a reply lost), not how. */
-import { LogLevel } from '../../../../src/multilang/protocol';
+import { LogLevel } from '../../../../src/core/log';
 import { execute, type LetGo, type LifecycleShard, type ShardWorld } from '../../../../src/spout/shard/executor';
 import type { ReadPosition, ShardEvent, ShardPhase } from '../../../../src/spout/shard/lifecycle';
 

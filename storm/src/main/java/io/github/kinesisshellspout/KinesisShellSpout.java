@@ -61,7 +61,7 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     private final boolean registerJsonTypes;
 
     /**
-     * @param spoutConf the {@code kinesis.spout} map (see the project README's configuration table); the
+     * @param spoutConf the {@code kinesis.spout} map (see the project's docs/configuration.md); the
      *                  keys that decide what is declared ({@code outputFields}, {@code outputStream},
      *                  {@code retry}) are checked here, the rest by the process at start
      * @throws IllegalArgumentException naming the key, if one of those is malformed

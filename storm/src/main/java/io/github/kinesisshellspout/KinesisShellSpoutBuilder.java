@@ -14,8 +14,8 @@ import java.util.Map;
  *     .build();
  * </pre>
  *
- * Every key of the README's configuration table can be set with {@link #set}; the named methods are
- * the common ones.
+ * Every key of the configuration table (the project's docs/configuration.md) can be set with {@link #set};
+ * the named methods are the common ones.
  */
 public final class KinesisShellSpoutBuilder {
     private final Map<String, Object> conf = new HashMap<>();

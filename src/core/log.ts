@@ -1,9 +1,13 @@
 /**
  * Where the spout's words go: Storm's log, and Storm's `error` (the UI) for whatever keeps it from
  * reading. Both rate-limited per cause, so a problem that lasts is repeated now and then, never flooded.
+ * The bottom layer: every other one logs through these levels and this logger.
  */
-import type { Scheduler } from '../core/scheduler';
-import { LogLevel } from '../multilang/protocol';
+import type { Scheduler } from './scheduler';
+
+/** Storm's multilang `log` levels. */
+export const LogLevel = { Trace: 0, Debug: 1, Info: 2, Warn: 3, Error: 4 } as const;
+export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
 
 export interface Logger {
   log(level: LogLevel, message: string): void;

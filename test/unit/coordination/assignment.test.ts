@@ -5,7 +5,7 @@ import {
   readableShards,
   shareTargets,
   type ShardNode,
-} from '../../../src/spout/assignment';
+} from '../../../src/coordination/assignment';
 import { startPositions, type Bootstrap } from '../../../src/core/position';
 
 const shard = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });

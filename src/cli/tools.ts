@@ -2,11 +2,11 @@
 import { createInterface } from 'node:readline';
 import { describeError } from '../errors';
 import { kinesisProblem } from '../kinesis/errors';
-import { parseToolArgs, USAGE } from './args';
-import { ExitCode, ToolError } from './exitCodes';
-import type { ToolIo } from './io';
-import { runReset } from './reset';
-import { runStatus } from './status';
+import { parseToolArgs, USAGE } from '../tools/args';
+import { ExitCode, ToolError } from '../tools/exitCodes';
+import type { ToolIo } from '../tools/io';
+import { runReset } from '../tools/reset';
+import { runStatus } from '../tools/status';
 
 export const TOOLS = ['status', 'reset'] as const;
 export type ToolName = (typeof TOOLS)[number];
