@@ -260,6 +260,26 @@ export class CoordinationStore {
     return new Set(await this.zk.getChildren(`${this.base}/finished`, watch));
   }
 
+  /** True when the shard's finished marker exists. */
+  async hasFinishedMarker(shardId: string): Promise<boolean> {
+    return (await this.zk.getData(this.path('finished', shardId))) !== undefined;
+  }
+
+  /**
+   * Makes the finished marker of a shard whose checkpoint is SHARD_END again (lost to a hand edit, a partial
+   * restore, an interrupted reset); 'exists' when it is there already. Returns the marker's path.
+   */
+  async restoreFinishedMarker(shardId: string): Promise<string> {
+    const path = this.path('finished', shardId);
+    await this.zk.create(path, encode({ v: 1, finishedAt: new Date().toISOString() }), 'persistent');
+    return path;
+  }
+
+  /** Path of the shard's checkpoint node (for messages an operator acts on). */
+  checkpointPath(shardId: string): string {
+    return this.path('checkpoints', shardId);
+  }
+
   /** Marks a closed shard as fully emitted (its records may still be in flight). */
   async markEnded(shardId: string): Promise<void> {
     await this.zk.create(

@@ -9,70 +9,75 @@ import type { Scheduler } from '../core/scheduler';
 import { describeError } from '../errors';
 import { isThrottling } from './errors';
 import { LogLevel } from '../core/log';
-import type { Position } from '../core/position';
 import type { KinesisApi } from './client';
-import { shardIteratorAt, type StartPosition } from './iterators';
+import { shardIteratorAt } from './iterators';
 import type { KinesisRecord } from './records';
+import type { ReadPosition, ShardReaderEvents, ShardReaderFactory, ShardRecordReader } from './reader';
 import type { StreamRef } from './shards';
 
 /** Kinesis allows 5 GetRecords calls per second per shard, shared by every reader of the stream. */
 const MIN_CALL_GAP_MS = 200;
 const ROOM_WAIT_MS = 50;
 
-export interface ShardReaderEvents {
-  /** Called after every successful GetRecords, with what it returned (possibly nothing) and how far behind the stream's tip it is. */
-  records(records: KinesisRecord[], millisBehindLatest: number | undefined): void;
-  /** The shard is closed and read to its end; `children` from ChildShards (may be empty on emulators). */
-  end(children: string[]): void;
-  /**
-   * A call failed (the reader backs off and retries). ResourceNotFound included: it may be transient, or
-   * the shard expired, or the stream was deleted; only an unfiltered listing can tell.
-   */
-  failed(err: unknown, consecutive: number): void;
-  /** Called before each GetRecords (for the counters). */
-  requested(): void;
-  /** The shard iterator expired and is sought again (for the metrics). */
-  iteratorReset?(): void;
-  /** How many more records may be fetched now (asked right before each GetRecords); the reader waits while this is 0. */
-  room(): number;
-  log(level: LogLevel, message: string): void;
-}
-
-export interface ShardReaderOptions {
+export interface PollingReaderOptions {
   kinesis: KinesisApi;
   scheduler: Scheduler;
   stream: StreamRef;
-  shardId: string;
-  from: Exclude<Position, { kind: 'SHARD_END' }>;
   maxRecordsPerRequest: number;
   idlePollIntervalMs: number;
-  events: ShardReaderEvents;
+}
+
+/** GetRecords readers for every shard of `options.stream`. */
+export function pollingReaders(options: PollingReaderOptions): ShardReaderFactory {
+  return (shardId, events) => new PollingReader(options, shardId, events);
 }
 
 function errorName(err: unknown): string {
   return (err as { name?: string })?.name ?? '';
 }
 
-export class ShardReader {
+export class PollingReader implements ShardRecordReader {
   private readonly abort = new AbortController();
-  private position: ShardReaderOptions['from'];
+  private position: ReadPosition = { kind: 'TRIM_HORIZON' };
   private loop: Promise<void> | undefined;
   private lastCallAt = -Infinity;
   private failures = 0;
+  /** Set while paused: resolves on resume (or stop). */
+  private paused: { resumed: Promise<void>; resume: () => void } | undefined;
 
-  constructor(private readonly options: ShardReaderOptions) {
-    this.position = options.from;
+  constructor(
+    private readonly options: PollingReaderOptions,
+    private readonly shardId: string,
+    private readonly events: ShardReaderEvents,
+  ) {}
+
+  start(from: ReadPosition): void {
+    if (this.loop) return;
+    this.position = from;
+    this.loop = this.run().catch((err) =>
+      this.events.log(LogLevel.Error, `reader of ${this.shardId} stopped: ${describeError(err)}`),
+    );
   }
 
-  start(): void {
-    this.loop ??= this.run().catch((err) =>
-      this.options.events.log(LogLevel.Error, `reader of ${this.options.shardId} stopped: ${describeError(err)}`),
-    );
+  pause(): void {
+    if (this.paused) return;
+    let resume: () => void = () => undefined;
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    this.paused = { resumed, resume };
+  }
+
+  resume(): void {
+    const paused = this.paused;
+    this.paused = undefined;
+    paused?.resume();
   }
 
   /** Stops reading; resolves when no request is in flight any more. Records arriving later are dropped. */
   async stop(): Promise<void> {
     this.abort.abort();
+    this.resume();
     await this.loop;
   }
 
@@ -85,9 +90,14 @@ export class ShardReader {
   }
 
   private async run(): Promise<void> {
-    const { events, shardId, scheduler } = this.options;
+    const { events, shardId } = this;
+    const { scheduler } = this.options;
     let iterator: string | undefined;
     while (!this.signal.aborted) {
+      if (this.paused) {
+        await this.paused.resumed;
+        continue;
+      }
       const room = events.room();
       if (room <= 0) {
         await this.sleep(ROOM_WAIT_MS);
@@ -144,7 +154,8 @@ export class ShardReader {
             isThrottling(err) ? LogLevel.Debug : LogLevel.Warn,
             `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`,
           );
-          events.failed(err, this.failures);
+          if (name === 'ResourceNotFoundException') events.notFound(err, this.failures);
+          else events.error(err, this.failures);
           await this.sleep(delay);
         }
         iterator = undefined;
@@ -152,9 +163,9 @@ export class ShardReader {
     }
   }
 
-  private iteratorAt(position: StartPosition): Promise<string> {
-    const { kinesis, stream, shardId } = this.options;
-    return shardIteratorAt(kinesis, stream, shardId, position, this.signal);
+  private iteratorAt(position: ReadPosition): Promise<string> {
+    const { kinesis, stream } = this.options;
+    return shardIteratorAt(kinesis, stream, this.shardId, position, this.signal);
   }
 }
 

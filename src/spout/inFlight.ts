@@ -23,6 +23,8 @@ export interface Emitted<R> {
   firstFailedAt?: number;
   /** Emitted and neither acked nor failed yet: Storm still owes an outcome for it. */
   outstanding: boolean;
+  /** Failed and waiting to be emitted again at this time. */
+  retryDueAt?: number;
 }
 
 export class InFlight<R> {
@@ -37,6 +39,8 @@ export class InFlight<R> {
   private committable: { key: string; mark: Mark } | undefined;
   private last: Mark | undefined;
   private unackedBytes = 0;
+  /** Failed records waiting for their retry: a binary min-heap on dueAt. */
+  private retries: { dueAt: number; key: string }[] = [];
 
   /** `weigh` tells the bytes a record holds (its data), for the memory cap. */
   constructor(private readonly weigh: (record: R) => number) {}
@@ -66,8 +70,81 @@ export class InFlight<R> {
   }
 
   /** The unacked record with this key (`<sequenceNumber>[:<subSequence>]`). */
-  get(key: string): Emitted<R> | undefined {
+  get(key: string): Readonly<Emitted<R>> | undefined {
     return this.unacked.get(key);
+  }
+
+  /**
+   * Storm failed an emission of this record: it is no longer outstanding and one more attempt is counted.
+   * Undefined when no emission of it is outstanding (unknown, acked, or failed already and waiting for its
+   * retry): a second fail, such as a late one of an earlier emission, must not schedule it twice.
+   */
+  failed(key: string, now: number): Readonly<Emitted<R>> | undefined {
+    const entry = this.unacked.get(key);
+    if (!entry?.outstanding) return undefined;
+    entry.outstanding = false;
+    entry.attempts += 1;
+    entry.firstFailedAt ??= now;
+    return entry;
+  }
+
+  /** A failed record is emitted again; undefined (nothing to emit) when it was acked or is outstanding already. */
+  reemit(key: string): Readonly<Emitted<R>> | undefined {
+    const entry = this.unacked.get(key);
+    if (!entry || entry.outstanding) return undefined;
+    entry.outstanding = true;
+    entry.retryDueAt = undefined;
+    return entry;
+  }
+
+  /** A failed record is to be emitted again from `dueAt`; false (nothing scheduled) unless it failed and is not waiting yet. */
+  retryAt(key: string, dueAt: number): boolean {
+    const entry = this.unacked.get(key);
+    if (!entry || entry.outstanding || entry.retryDueAt !== undefined) return false;
+    entry.retryDueAt = dueAt;
+    const heap = this.retries;
+    heap.push({ dueAt, key });
+    for (let i = heap.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent].dueAt <= heap[i].dueAt) break;
+      [heap[parent], heap[i]] = [heap[i], heap[parent]];
+      i = parent;
+    }
+    return true;
+  }
+
+  /** The failed record whose retry is due first, if one is due by `now`, emitted again (outstanding once more). */
+  takeDue(now: number): Readonly<Emitted<R>> | undefined {
+    while (this.retries.length > 0 && this.retries[0].dueAt <= now) {
+      const entry = this.reemit(this.popRetry().key);
+      if (entry) return entry;
+    }
+    return undefined;
+  }
+
+  /** Failed records waiting for their retry (acked ones drop out when their turn comes). */
+  get pendingRetries(): number {
+    return this.retries.length;
+  }
+
+  private popRetry(): { dueAt: number; key: string } {
+    const heap = this.retries;
+    const top = heap[0];
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && heap[l].dueAt < heap[m].dueAt) m = l;
+        if (r < heap.length && heap[r].dueAt < heap[m].dueAt) m = r;
+        if (m === i) break;
+        [heap[m], heap[i]] = [heap[i], heap[m]];
+        i = m;
+      }
+    }
+    return top;
   }
 
   /** Marks a record acked; false when it is not in flight here (unknown, or acked already). */
@@ -128,7 +205,7 @@ export class InFlight<R> {
   }
 
   /** The oldest unacked record (it holds the checkpoint back). */
-  oldest(): Emitted<R> | undefined {
+  oldest(): Readonly<Emitted<R>> | undefined {
     return this.head < this.queue.length ? this.unacked.get(this.queue[this.head].key) : undefined;
   }
 }

@@ -1,32 +1,14 @@
 /** One shard this process holds a lease on: its lifecycle phase, prefetched records, in-flight records and retries. */
 import { expandRecord, hasKplMagic, type HashRange } from '../kinesis/aggregation';
 import type { KinesisRecord } from '../kinesis/records';
-import type { ShardReader } from '../kinesis/shardReader';
+import type { ShardRecordReader } from '../kinesis/reader';
 import { InFlight, type Emitted } from './inFlight';
 import { recordBytes, type Held } from './memory';
 import type { Position } from '../core/position';
 import { WriteQueue } from './writeQueue';
+import { mayEmit, type ShardPhase } from './shard/lifecycle';
 
-/**
- * starting → reading → draining (end reached, emitting the rest, waiting for acks) → closing (SHARD_END
- * being written); reading/draining → releasing (handing the lease over: no new records, failed ones
- * re-emitted until acked or the deadline) → closing (final checkpoint, then the lease deleted; givingBack
- * while that delete's outcome is unknown).
- */
-export type ShardPhase =
-  | { kind: 'starting' }
-  | { kind: 'reading'; reader: ShardReader }
-  | { kind: 'draining'; retryAt?: number }
-  | { kind: 'releasing'; deadline: number; reason: string; retryAt?: number }
-  /** The lease's delete was sent and its outcome is unknown (a lost reply): nothing is emitted; retried. */
-  | { kind: 'givingBack'; retryAt: number }
-  | { kind: 'closing' };
-
-interface Retry {
-  dueAt: number;
-  /** The record's key in `inFlight`. */
-  key: string;
-}
+export type { ShardPhase };
 
 /** What de-aggregating a fetched record found worth telling (the caller rate-limits it). */
 export interface AggregateNotices {
@@ -35,7 +17,10 @@ export interface AggregateNotices {
 }
 
 export class OwnedShard {
+  /** Assigned by shard/executor.ts only, as shard/lifecycle.ts says. */
   phase: ShardPhase = { kind: 'starting' };
+  /** Its reader while it has one (started, paused and stopped by the lifecycle's effects). */
+  reader: ShardRecordReader | undefined;
   /** Last checkpoint known to be stored, and its node version. */
   stored: { position: Position; version: number } | undefined;
   /** Its ZooKeeper writes, one at a time. */
@@ -44,10 +29,7 @@ export class OwnedShard {
   private buffer: (KinesisRecord | undefined)[] = [];
   private bufferHead = 0;
   private bufferedBytes = 0;
-  private retries: Retry[] = []; // binary min-heap on dueAt
   lastSequenceNumber: string | undefined;
-  /** With ordering "parents-emitted": the ended marker was written, children may start. */
-  endAnnounced = false;
   /** Records a GetRecords in flight may still bring (counted against the memory cap). */
   reserved = 0;
   readonly acquiredAt: number;
@@ -64,8 +46,6 @@ export class OwnedShard {
    * `subSequence` are done and not emitted again. Cleared by the first record fetched.
    */
   resumeInside: { sequenceNumber: string; subSequence: number } | undefined;
-  /** When the end of the shard was reached (monotonic ms). */
-  endedAt: number | undefined;
 
   constructor(
     readonly shardId: string,
@@ -102,12 +82,12 @@ export class OwnedShard {
   }
 
   get pendingRetries(): number {
-    return this.retries.length;
+    return this.inFlight.pendingRetries;
   }
 
   /** True while records of this shard may be emitted (new ones while reading or draining, only retries while releasing). */
   get emitting(): boolean {
-    return this.phase.kind === 'reading' || this.phase.kind === 'draining' || this.phase.kind === 'releasing';
+    return mayEmit(this.phase);
   }
 
   /** Fetched Kinesis records, in order; each KPL aggregate becomes its user records (memory is counted per user record). */
@@ -152,15 +132,9 @@ export class OwnedShard {
    * being handed over emits no new records, but keeps re-emitting its failed ones: the taker would re-read
    * every record after the oldest unacked one.
    */
-  takeNext(now: number): { record: KinesisRecord; retry: Emitted<KinesisRecord> | undefined } | undefined {
-    while (this.retries.length > 0 && this.retries[0].dueAt <= now) {
-      const { key } = this.popRetry();
-      const entry = this.inFlight.get(key);
-      if (entry) {
-        entry.outstanding = true;
-        return { record: entry.record, retry: entry };
-      }
-    }
+  takeNext(now: number): { record: KinesisRecord; retry: Readonly<Emitted<KinesisRecord>> | undefined } | undefined {
+    const retry = this.inFlight.takeDue(now);
+    if (retry) return { record: retry.record, retry };
     if (this.phase.kind === 'releasing' || this.bufferHead >= this.buffer.length) return undefined;
     const record = this.buffer[this.bufferHead]!;
     // Let go of the slot at once: what was emitted stays alive only while the in-flight records (which count it) keep it.
@@ -183,36 +157,9 @@ export class OwnedShard {
     return { record, retry: undefined };
   }
 
-  /** `key`: the record's key in `inFlight` (`<sequenceNumber>[:<subSequence>]`). */
+  /** `key`: the record's key in `inFlight` (`<sequenceNumber>[:<subSequence>]`), failed and not yet waiting. */
   scheduleRetry(key: string, dueAt: number): void {
-    const heap = this.retries;
-    heap.push({ dueAt, key });
-    for (let i = heap.length - 1; i > 0; ) {
-      const parent = (i - 1) >> 1;
-      if (heap[parent].dueAt <= heap[i].dueAt) break;
-      [heap[parent], heap[i]] = [heap[i], heap[parent]];
-      i = parent;
-    }
-  }
-
-  private popRetry(): Retry {
-    const heap = this.retries;
-    const top = heap[0];
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < heap.length && heap[l].dueAt < heap[m].dueAt) m = l;
-        if (r < heap.length && heap[r].dueAt < heap[m].dueAt) m = r;
-        if (m === i) break;
-        [heap[m], heap[i]] = [heap[i], heap[m]];
-        i = m;
-      }
-    }
-    return top;
+    this.inFlight.retryAt(key, dueAt);
   }
 
   /** Handing over: every record emitted here is acked, so the taker re-emits nothing. */

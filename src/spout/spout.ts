@@ -5,7 +5,7 @@
 import type { SpoutConfig } from '../config/config';
 import type { Scheduler } from '../core/scheduler';
 import { messageId, messageIdOfKey, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
-import type { Coordinator } from './coordinator';
+import type { LateOutcomes } from './lateOutcomes';
 import { LogLevel, Reporter, type Logger } from '../core/log';
 import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
 import { retryDelayMs } from './inFlight';
@@ -20,6 +20,17 @@ export interface Emitter {
 /** Where a record given up goes, in reply to the `fail` that gave it up. */
 export interface UnanchoredEmitter {
   emitUnanchored(tuple: unknown[], stream: string): void;
+}
+
+/** What the spout asks of whoever holds the shards (the coordinator): it reads, and asks shards to act. */
+export interface ShardSource {
+  readonly isActive: boolean;
+  readonly shards: ReadonlyMap<string, OwnedShard>;
+  /** Until when (monotonic ms) leases may be trusted. */
+  trustedUntil(): number;
+  /** Outcomes Storm may still send for emissions of shards let go. */
+  readonly lateOutcomes: LateOutcomes;
+  readonly metrics: SpoutMetrics;
 }
 
 export interface SpoutCounters {
@@ -49,7 +60,7 @@ export class KinesisSpout {
 
   constructor(
     private readonly config: SpoutConfig,
-    private readonly coordinator: Coordinator,
+    private readonly coordinator: ShardSource,
     logger: Logger,
     private readonly scheduler: Scheduler,
   ) {
@@ -114,17 +125,14 @@ export class KinesisSpout {
     const owned = this.locate(id, 'fail');
     if (!owned) return;
     const { shard, key } = owned;
-    const entry = shard.inFlight.get(key);
+    const now = this.scheduler.now();
+    const entry = shard.inFlight.failed(key, now);
     if (!entry) {
       this.counters.ignoredAcks += 1;
       return;
     }
     this.counters.failed += 1;
     this.metrics.shard(shard.shardId, ShardCounter.Failed);
-    entry.outstanding = false;
-    const now = this.scheduler.now();
-    entry.attempts += 1;
-    entry.firstFailedAt ??= now;
     const { retry } = this.config;
     const outcome = afterFailure(entry.attempts, retry, shard.emitting && this.coordinator.trustedUntil() > now);
     if (outcome !== FailureOutcome.Retry) {
@@ -134,7 +142,7 @@ export class KinesisSpout {
     // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
     if (shard.emitting)
       shard.scheduleRetry(key, now + retryDelayMs(entry.attempts, retry, () => this.scheduler.random()));
-    const heldFor = now - entry.firstFailedAt;
+    const heldFor = now - (entry.firstFailedAt ?? now);
     if (heldFor >= retry.warnAfterMs) {
       this.reporter.warn(
         `retry:${shard.shardId}`,

@@ -56,7 +56,10 @@ describe('InFlight checkpoint rule', () => {
               // A fail re-emits from what is kept: an unacked record still has its data.
               const entry = tracker.get(target.seq);
               expect(entry?.record.bytes).toBe(target.acked ? undefined : target.bytes);
-              if (entry) entry.attempts += 1;
+              if (entry) {
+                tracker.failed(target.seq, 0);
+                tracker.reemit(target.seq);
+              }
             }
           }
           const oldest = emitted.findIndex((e) => !e.acked);
@@ -137,8 +140,11 @@ describe('OwnedShard', () => {
     const shard = new OwnedShard('s', 0);
     shard.push([record(1), record(2), record(3), record(4)]);
     for (let i = 0; i < 3; i += 1) shard.takeNext(0);
+    shard.inFlight.failed('3', 0);
     shard.scheduleRetry('3', 50);
+    shard.inFlight.failed('1', 0);
     shard.scheduleRetry('1', 30);
+    shard.inFlight.failed('2', 0);
     shard.scheduleRetry('2', 500);
     expect(shard.takeNext(10)?.record.sequenceNumber).toBe('4');
     expect(shard.takeNext(100)?.record.sequenceNumber).toBe('1');
@@ -205,6 +211,7 @@ describe('OwnedShard hand-over', () => {
     const shard = new OwnedShard('s', 0);
     shard.push([record(1), record(2), record(3), record(4)]);
     for (let i = 0; i < 3; i += 1) shard.takeNext(0);
+    shard.inFlight.failed('1', 0);
     shard.scheduleRetry('1', 10);
     shard.phase = { kind: 'releasing', deadline: 100, reason: 'test' };
     shard.dropBuffer();
@@ -216,5 +223,20 @@ describe('OwnedShard hand-over', () => {
     shard.inFlight.ack('1');
     expect(shard.handedOver).toBe(true);
     expect(shard.committable()).toEqual({ kind: 'AFTER', sequenceNumber: '3' });
+  });
+});
+
+describe('InFlight fails', () => {
+  it('counts a fail of an outstanding emission once; a second fail before the re-emission is no fail', () => {
+    const inFlight = new InFlight<string>(() => 1);
+    inFlight.add('1', 'a');
+    expect(inFlight.failed('1', 5)).toMatchObject({ attempts: 1, firstFailedAt: 5, outstanding: false });
+    expect(inFlight.failed('1', 6)).toBeUndefined();
+    expect(inFlight.reemit('1')).toMatchObject({ outstanding: true });
+    expect(inFlight.reemit('1')).toBeUndefined();
+    expect(inFlight.failed('1', 7)).toMatchObject({ attempts: 2, firstFailedAt: 5 });
+    inFlight.ack('1');
+    expect(inFlight.failed('1', 8)).toBeUndefined();
+    expect(inFlight.reemit('1')).toBeUndefined();
   });
 });

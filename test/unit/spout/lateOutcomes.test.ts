@@ -29,7 +29,7 @@ describe('outstanding emissions', () => {
     const inFlight = new InFlight<string>(() => 1);
     inFlight.add('1', 'a');
     inFlight.add('2', 'b');
-    inFlight.get('1')!.outstanding = false; // failed: its outcome came
+    inFlight.failed('1', 0); // its outcome came
     expect([...inFlight.outstanding()]).toEqual(['2']);
     inFlight.ack('2');
     expect([...inFlight.outstanding()]).toEqual([]);

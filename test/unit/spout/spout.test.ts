@@ -2,14 +2,14 @@
 import { validateConfig } from '../../../src/config/config';
 import type { Scheduler } from '../../../src/core/scheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
-import type { Coordinator } from '../../../src/spout/coordinator';
 import { LateOutcomes } from '../../../src/spout/lateOutcomes';
 import { SpoutMetrics } from '../../../src/spout/metrics';
 import { OwnedShard } from '../../../src/spout/ownedShard';
-import { KinesisSpout } from '../../../src/spout/spout';
+import { KinesisSpout, type ShardSource } from '../../../src/spout/spout';
 
+let clock = 1_000;
 const scheduler: Scheduler = {
-  now: () => 1_000,
+  now: () => clock,
   wallNow: () => 1_000,
   after: () => () => undefined,
   every: () => () => undefined,
@@ -18,8 +18,9 @@ const scheduler: Scheduler = {
 };
 
 function setUp() {
+  clock = 1_000;
   const shard = new OwnedShard('shardId-000000000001', 0);
-  shard.phase = { kind: 'draining' };
+  shard.phase = { kind: 'draining', endedAt: 0, announced: false };
   const records: KinesisRecord[] = ['1', '2'].map((sequenceNumber) => ({
     shardId: shard.shardId,
     sequenceNumber,
@@ -29,13 +30,13 @@ function setUp() {
   }));
   shard.push(records);
   const lateOutcomes = new LateOutcomes(100, 60_000);
-  const coordinator = {
+  const coordinator: ShardSource = {
     isActive: true,
     shards: new Map([[shard.shardId, shard]]),
     trustedUntil: () => Infinity,
     lateOutcomes,
     metrics: new SpoutMetrics(scheduler.now()),
-  } as unknown as Coordinator;
+  };
   const config = validateConfig({
     streamName: 's',
     applicationName: 'a',
@@ -68,5 +69,33 @@ describe('KinesisSpout acks', () => {
     spout.ack(emitted[1]);
     expect(spout.counters).toMatchObject({ acked: 2, ignoredAcks: 1 });
     expect(shard.inFlight.size).toBe(0);
+  });
+});
+
+describe('KinesisSpout fails', () => {
+  const noDeadLetters = { emitUnanchored: () => undefined };
+
+  it('re-emits a failed record once after its backoff', () => {
+    const { spout, emitted } = setUp();
+    spout.fail(emitted[0], noDeadLetters);
+    clock += 60_000;
+    const again: string[] = [];
+    for (let i = 0; i < 3; i += 1) spout.next({ emit: (id) => again.push(id) });
+    expect(again).toEqual([emitted[0]]);
+  });
+
+  it('a second fail for a record already waiting for its retry (a late one whose expectation was forgotten) is ignored: one re-emission', () => {
+    const { spout, shard, emitted } = setUp();
+    spout.fail(emitted[0], noDeadLetters);
+    spout.fail(emitted[0], noDeadLetters);
+    expect(spout.counters).toMatchObject({ failed: 1, ignoredAcks: 1 });
+    expect(shard.pendingRetries).toBe(1);
+    clock += 60_000;
+    const again: string[] = [];
+    for (let i = 0; i < 3; i += 1) spout.next({ emit: (id) => again.push(id) });
+    expect(again).toEqual([emitted[0]]);
+    // Its re-emission's own outcome still counts.
+    spout.fail(emitted[0], noDeadLetters);
+    expect(spout.counters.failed).toBe(2);
   });
 });

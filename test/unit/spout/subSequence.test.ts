@@ -144,6 +144,7 @@ describe('checkpoint with sub-sequences', () => {
     const emitted = emitAll(shard);
     expect(emitted.map(key)).toEqual(['100:0', '100:1', '100:2', '200']);
     shard.inFlight.ack('100:0');
+    shard.inFlight.failed('100:1', 0);
     shard.scheduleRetry('100:1', 5);
     shard.inFlight.ack('100:2');
     shard.inFlight.ack('200');

@@ -1,0 +1,45 @@
+/**
+ * What the shard lifecycle drives: a reader of one shard, started at a position, paused, resumed and
+ * stopped; it tells records, the end of the shard with its children, a shard not found, and errors. The
+ * GetRecords poller (shardReader.ts) is the first kind; a fan-out reader is another, behind the same port.
+ */
+import type { LogLevel } from '../core/log';
+import type { StartPosition } from './iterators';
+import type { KinesisRecord } from './records';
+
+/** Where a reader starts (SHARD_END has nothing left to read). */
+export type ReadPosition = StartPosition;
+
+export interface ShardReaderEvents {
+  /** Records read (possibly none), in order, and how far behind the stream's tip the reader is. */
+  records(records: KinesisRecord[], millisBehindLatest: number | undefined): void;
+  /** The shard is closed and read to its end; `children` as Kinesis named them (may be empty on emulators). */
+  end(children: string[]): void;
+  /**
+   * Kinesis says the shard does not exist: transient, expired, or the stream deleted; only an unfiltered
+   * listing can tell. The reader keeps trying with backoff.
+   */
+  notFound(err: unknown, consecutive: number): void;
+  /** A request failed (the reader backs off and retries): `consecutive` failures in a row. */
+  error(err: unknown, consecutive: number): void;
+  /** How many more records may be read now; the reader waits while this is 0 (the memory caps). */
+  room(): number;
+  /** A request was sent (for the counters). */
+  requested(): void;
+  /** The reader had to seek again (an expired iterator; for the metrics). */
+  iteratorReset?(): void;
+  log(level: LogLevel, message: string): void;
+}
+
+export interface ShardRecordReader {
+  /** Begins reading at `from`; once. */
+  start(from: ReadPosition): void;
+  /** No requests until `resume` (a deactivated topology). */
+  pause(): void;
+  resume(): void;
+  /** Stops for good; resolves when no request is in flight. Nothing is told after it. */
+  stop(): Promise<void>;
+}
+
+/** Makes the reader of one shard. */
+export type ShardReaderFactory = (shardId: string, events: ShardReaderEvents) => ShardRecordReader;

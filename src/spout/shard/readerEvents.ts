@@ -1,0 +1,97 @@
+/**
+ * What a held shard does with what its reader tells: records into its buffer (within the memory caps),
+ * the end of the shard into its lifecycle, failures reported (rate-limited) and a missing shard handed
+ * to the listing; KPL problems told, the records delivered all the same.
+ */
+import type { SpoutConfig } from '../../config/config';
+import { describeError } from '../../errors';
+import { isThrottling, kinesisProblem } from '../../kinesis/errors';
+import type { ShardReaderEvents } from '../../kinesis/reader';
+import { messageId } from '../../kinesis/records';
+import { LogLevel } from '../../core/log';
+import { fetchRoom, type Held } from '../memory';
+import { ProcessCounter, type SpoutMetrics } from '../metrics';
+import type { AggregateNotices, OwnedShard } from '../ownedShard';
+import type { Reporter } from '../../core/log';
+
+export interface ReaderContext {
+  config: SpoutConfig;
+  reporter: Reporter;
+  metrics: SpoutMetrics;
+  streamLabel: string;
+  /** True while the shard is held here and reading (what a reader tells later is dropped). */
+  reading(shard: OwnedShard): boolean;
+  isActive(): boolean;
+  /** What every held shard holds, and how many are held (for this shard's share of the caps). */
+  held(): { total: Held; shards: number };
+  /** The shard was read to its end. */
+  ended(shard: OwnedShard): void;
+  /** Kinesis said the shard does not exist: a fresh listing and the stream's identity must decide. */
+  notFound(): void;
+  requested(): void;
+}
+
+export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardReaderEvents {
+  const { config, metrics, reporter } = context;
+  const notices = aggregateNotices(shard.shardId, reporter);
+  const failed = (err: unknown, consecutive: number) => {
+    shard.reserved = 0;
+    if (isThrottling(err)) metrics.count(ProcessCounter.ThrottledCalls);
+    if (!context.reading(shard)) return false;
+    const problem = kinesisProblem(err, context.streamLabel);
+    if (consecutive >= problem.reportAfter)
+      reporter.problem(
+        `kinesis:${problem.name}`,
+        `reading ${shard.shardId} failed ${consecutive} time(s) in a row: ${describeError(err)}; ${problem.fix}; still retrying`,
+      );
+    return true;
+  };
+  return {
+    records: (records, millisBehindLatest) => {
+      shard.reserved = 0;
+      if (!context.reading(shard)) return;
+      shard.push(records, notices);
+      metrics.lag(shard.shardId, millisBehindLatest);
+    },
+    end: (children) => {
+      if (!context.reading(shard)) return;
+      metrics.count(ProcessCounter.ReshardEvents);
+      reporter.log(
+        LogLevel.Info,
+        `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`,
+      );
+      context.ended(shard);
+    },
+    notFound: (err, consecutive) => {
+      if (failed(err, consecutive)) context.notFound();
+    },
+    error: (err, consecutive) => void failed(err, consecutive),
+    room: () => {
+      // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
+      shard.reserved = 0;
+      const { total, shards } = context.held();
+      const room = context.isActive() && context.reading(shard) ? fetchRoom(total, shard, shards, config) : 0;
+      shard.reserved = Math.ceil(room * shard.userRecordsPerRecord);
+      return room;
+    },
+    log: (level, message) => reporter.log(level, message),
+    requested: () => context.requested(),
+    iteratorReset: () => metrics.count(ProcessCounter.IteratorResets),
+  };
+}
+
+/** KPL problems are told, rate-limited per shard; the records are delivered all the same. */
+function aggregateNotices(shardId: string, reporter: Reporter): AggregateNotices {
+  return {
+    corrupt: (record, reason) =>
+      reporter.warn(
+        `kpl-corrupt:${shardId}`,
+        `record ${messageId(shardId, record.sequenceNumber)} starts with the KPL magic but is no valid aggregate (${reason}); emitted as it is`,
+      ),
+    outsideRange: (records, range) =>
+      reporter.warn(
+        `kpl-range:${shardId}`,
+        `${records.length} user record(s) of KPL aggregate ${messageId(shardId, records[0].sequenceNumber)} (first: ${messageId(shardId, records[0].sequenceNumber, records[0].subSequence)}, partition key ${JSON.stringify(records[0].partitionKey)}) hash outside ${shardId}'s range ${range.start}..${range.end} (the producer's shard map predates a reshard); delivered anyway`,
+      ),
+  };
+}
