@@ -1,5 +1,5 @@
 /** A ZooKeeper session held in memory: one session, always connected, no watches fired; enough for a store. */
-import type { NodeData, TxOp, ZooKeeper } from '../../../../src/coordination/zooKeeper';
+import type { AclEntry, NodeData, TxOp, ZooKeeper } from '../../../../src/coordination/zooKeeper';
 
 export class MemoryZooKeeper implements ZooKeeper {
   readonly sessionId = '0badc0ffee';
@@ -26,6 +26,11 @@ export class MemoryZooKeeper implements ZooKeeper {
   }
 
   async mkdirp(): Promise<void> {}
+
+  /** No credentials here: every node is open, as the simulation's are. */
+  async getACL(path: string): Promise<AclEntry[] | undefined> {
+    return this.nodes.has(path) ? [{ scheme: 'world', id: 'anyone', perms: 31 }] : undefined;
+  }
 
   async getData(path: string): Promise<NodeData | undefined> {
     return this.nodes.get(path);
