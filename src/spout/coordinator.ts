@@ -13,7 +13,7 @@ import type { KinesisApi } from '../kinesis/client';
 import { isThrottling, kinesisProblem } from '../kinesis/errors';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { LogLevel } from '../multilang/protocol';
-import { listingIsStale, planLeases, readableShards, type ShardNode } from './assignment';
+import { planLeases, readableShards, type ShardNode } from './assignment';
 import { identityMismatch, joinSession, type Member, type Session } from './joining';
 import { joinFailure, REPORT_AFTER_FAILURES } from './joinFailure';
 import { gatherResumePoints, initialPositionNote, resumePointsLine } from './resumePoints';
@@ -22,6 +22,7 @@ import type { LateOutcomes } from './lateOutcomes';
 import { ProcessCounter, SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
+import { ShardListing } from './shardListing';
 
 export type { Logger } from './reporting';
 export type { IoCounters } from './heldShards';
@@ -37,7 +38,6 @@ export interface CoordinatorDeps {
 
 const MAINTENANCE_MS = 100;
 const SLOW_ASSIGNMENT_MS = 2_000;
-const FULL_LISTING_EVERY = 5;
 
 export class Coordinator {
   readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
@@ -50,9 +50,7 @@ export class Coordinator {
   private session: Session | undefined;
   private joining = false;
   private joinedBefore = false;
-  private shardList: ShardNode[] | undefined;
-  /** The stream's identity is checked against the bootstrap record at the next listing. */
-  private identityCheckDue = false;
+  private readonly listing: ShardListing;
   private active = true;
   private stopped = false;
   private rebalancing: Promise<void> | undefined;
@@ -61,7 +59,6 @@ export class Coordinator {
   private readonly timers: (() => void)[] = [];
   /** Recorded shards missing from the last unfiltered listing. */
   private missingBefore = new Set<string>();
-  private syncs = 0;
   /** One watch callback for every path: the client keeps each distinct callback until the watch fires. */
   private readonly onWatch = () => this.scheduleRebalance();
 
@@ -70,6 +67,17 @@ export class Coordinator {
     this.member = { taskCount: 1, ...deps.member };
     this.reporter = new Reporter(deps.logger, deps.scheduler);
     this.metrics = new SpoutMetrics(deps.scheduler.now());
+    this.listing = new ShardListing(
+      {
+        all: () => this.listShards(),
+        after: (lastShardId) => {
+          this.io.listShards += 1;
+          return listShardsAfter(deps.kinesis, this.stream, lastShardId);
+        },
+      },
+      () => deps.scheduler.now(),
+      deps.config.shardSyncIntervalMs,
+    );
     this.held = new HeldShards({
       ...deps,
       metrics: this.metrics,
@@ -79,19 +87,11 @@ export class Coordinator {
       io: this.io,
       isActive: () => this.active,
       changed: () => this.scheduleRebalance(),
-      relist: () => {
-        this.shardList = undefined;
-      },
-      hashRangeOf: (shardId) => {
-        const range = this.shardList?.find((s) => s.shardId === shardId)?.hashKeyRange;
-        return range && /^\d+$/.test(range.start) && /^\d+$/.test(range.end)
-          ? { start: BigInt(range.start), end: BigInt(range.end) }
-          : undefined;
-      },
+      relist: () => this.listing.relist(),
+      hashRangeOf: (shardId) => this.listing.hashRangeOf(shardId),
       notFound: () => {
         // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.
-        this.identityCheckDue = true;
-        this.shardList = undefined;
+        this.listing.relist(true);
         this.scheduleRebalance();
       },
     });
@@ -156,13 +156,13 @@ export class Coordinator {
 
   deactivate(): void {
     this.active = false;
-    this.shardList = undefined;
+    this.listing.relist();
     void this.flushCheckpoints();
   }
 
   activate(): void {
     this.active = true;
-    this.shardList = undefined;
+    this.listing.relist();
     this.scheduleRebalance();
   }
 
@@ -184,7 +184,7 @@ export class Coordinator {
             return;
           }
           this.session = session;
-          this.shardList = shards;
+          this.listing.accept(shards);
           this.log(
             LogLevel.Info,
             `joined as ${session.store.memberId} (ZooKeeper session ${session.zk.sessionId}, state under ${session.store.base})`,
@@ -281,7 +281,7 @@ export class Coordinator {
     if (this.failedAssignments >= problem.reportAfter)
       this.reporter.problem(`kinesis:${problem.name}`, `${message}; ${problem.fix}`);
     else this.log(LogLevel.Warn, message);
-    if (problem.name === 'ResourceNotFoundException') this.identityCheckDue = true;
+    if (problem.name === 'ResourceNotFoundException') this.listing.relist(true);
   }
 
   private get streamLabel(): string {
@@ -327,12 +327,13 @@ export class Coordinator {
       store.members(this.onWatch),
       ordering === 'parents-emitted' ? store.endedShards(this.onWatch) : new Set<string>(),
     ]);
-    let shards = this.shardList;
-    if (!shards || this.identityCheckDue || listingIsStale(shards, finished, leases)) {
-      shards = await this.listShards();
-      if (this.identityCheckDue && !(await this.identityStillHolds(session))) return;
-      this.shardList = shards;
-      if (members[0] === store.memberId) void this.forgetExpired(session, shards);
+    let shards = this.listing.cached(finished, leases);
+    if (!shards) {
+      const fresh = await this.listing.list();
+      if (this.listing.identityCheckDue && !(await this.identityStillHolds(session))) return;
+      this.listing.update(fresh, finished, leases);
+      if (members[0] === store.memberId) void this.forgetExpired(session, fresh);
+      shards = fresh;
     }
     if (this.session !== session) return;
 
@@ -406,7 +407,7 @@ export class Coordinator {
   /** True (and the stream refused) when the stream is not the one the checkpoints belong to. */
   private async identityStillHolds(session: Session): Promise<boolean> {
     const identity = await describeStream(this.deps.kinesis, this.stream);
-    this.identityCheckDue = false;
+    this.listing.identityChecked();
     const mismatch = identityMismatch(session.bootstrap, identity, session.store.base);
     if (!mismatch || this.session !== session) return true;
     this.reporter.problem('refused', mismatch.message);
@@ -437,32 +438,14 @@ export class Coordinator {
     }
   }
 
-  /**
-   * Catches shards no reader saw appear: usually a cheap look past the highest known shard id, every
-   * FULL_LISTING_EVERY-th time a full listing (the only kind that may show a shard expired) and a check
-   * that the stream is still the one the checkpoints belong to.
-   */
+  /** Catches shards no reader saw appear (see ShardListing.lookForNewShards). */
   private async syncShards(): Promise<void> {
-    this.syncs += 1;
-    const known = this.shardList;
-    if (!known || known.length === 0 || this.syncs % FULL_LISTING_EVERY === 0) {
-      this.shardList = undefined;
-      this.identityCheckDue = true;
-    } else {
-      try {
-        this.io.listShards += 1;
-        const last = known
-          .map((s) => s.shardId)
-          .sort()
-          .pop()!;
-        if ((await listShardsAfter(this.deps.kinesis, this.stream, last)).length > 0) this.shardList = undefined;
-      } catch (err) {
-        if (isThrottling(err)) this.metrics.count(ProcessCounter.ThrottledCalls);
-        this.log(LogLevel.Warn, `checking for new shards failed: ${describeError(err)}`);
-        return;
-      }
+    try {
+      if (await this.listing.lookForNewShards()) this.scheduleRebalance();
+    } catch (err) {
+      if (isThrottling(err)) this.metrics.count(ProcessCounter.ThrottledCalls);
+      this.log(LogLevel.Warn, `checking for new shards failed: ${describeError(err)}`);
     }
-    if (this.shardList === undefined) this.scheduleRebalance();
   }
 
   private listShards(): Promise<ShardNode[]> {
