@@ -23,6 +23,7 @@ import { ProcessCounter, SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
 import { ShardListing } from './shardListing';
+import { LeaseChurn } from './leaseChurn';
 
 export type { Logger } from './reporting';
 export type { IoCounters } from './heldShards';
@@ -51,6 +52,7 @@ export class Coordinator {
   private joining = false;
   private joinedBefore = false;
   private readonly listing: ShardListing;
+  private readonly churn: LeaseChurn;
   private active = true;
   private stopped = false;
   private rebalancing: Promise<void> | undefined;
@@ -78,6 +80,11 @@ export class Coordinator {
       () => deps.scheduler.now(),
       deps.config.shardSyncIntervalMs,
     );
+    this.churn = new LeaseChurn({
+      clock: () => deps.scheduler.now(),
+      report: (shardId, message) => this.reporter.problem(`lease-loop:${shardId}`, message),
+      briefMs: 2 * deps.config.rebalanceIntervalMs,
+    });
     this.held = new HeldShards({
       ...deps,
       metrics: this.metrics,
@@ -241,6 +248,7 @@ export class Coordinator {
   /** Forgets everything tied to the current session: its leases may already belong to others. */
   private dropSession(): void {
     this.held.forgetAll();
+    this.churn.clear();
     this.session?.zk.close();
     this.session = undefined;
   }
@@ -336,6 +344,7 @@ export class Coordinator {
       shards = fresh;
     }
     if (this.session !== session) return;
+    this.churn.observe(this.shards.keys(), (shardId) => this.held.backingOff(shardId));
 
     const listed = new Set(shards.map((s) => s.shardId));
     for (const shard of this.shards.values()) {
@@ -371,9 +380,10 @@ export class Coordinator {
     let want = plan.want;
     for (const shardId of plan.candidates) {
       if (want <= 0 || this.session !== session || !this.active) break;
-      if (this.shards.has(shardId) || this.held.backingOff(shardId)) continue;
+      if (this.shards.has(shardId) || this.held.backingOff(shardId) || !this.churn.mayTake(shardId)) continue;
       if (await store.acquireLease(shardId)) {
         want -= 1;
+        this.churn.taken(shardId);
         await this.held.start(session, shardId);
       }
     }
@@ -394,8 +404,10 @@ export class Coordinator {
     for (const [shardId, owner] of leases) {
       if (owner !== session.store.memberId || this.shards.has(shardId) || this.session !== session) continue;
       if (this.held.letGoSince(shardId, letGoBefore)) continue;
-      if (readable.has(shardId) && !release.has(shardId) && !this.held.backingOff(shardId) && this.active) {
+      const mayRead = !this.held.backingOff(shardId) && this.churn.mayTake(shardId) && this.active;
+      if (readable.has(shardId) && !release.has(shardId) && mayRead) {
         this.log(LogLevel.Info, `lease on ${shardId} is ours but was not held here (a lost reply): reading it`);
+        this.churn.taken(shardId);
         await this.held.start(session, shardId);
       } else {
         this.log(LogLevel.Info, `lease on ${shardId} is ours but not wanted here (a lost reply): giving it back`);
