@@ -24,7 +24,7 @@ import { LeaseChurn } from './leaseChurn';
 import { ProcessCounter, SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
 import { Reporter, type Logger } from './reporting';
-import { SessionKeeper } from './session';
+import { logResumePoints, SessionKeeper } from './session';
 import { ShardListing } from './shardListing';
 
 export type { Logger } from './reporting';
@@ -46,7 +46,7 @@ export class Coordinator {
   private readonly held: HeldShards;
   private readonly reporter: Reporter;
   private readonly listing: ShardListing;
-  private readonly sessions: SessionKeeper;
+  private readonly sessions: SessionKeeper<Session>;
   private readonly round: AssignmentRound<Session, OwnedShard>;
   private readonly checkpoints: CheckpointSchedule<Session>;
   private active = true;
@@ -110,7 +110,8 @@ export class Coordinator {
       join: (onState) =>
         joinSession({ ...deps, member, stream, listShards: fullListing, onState: (zk, state) => onState(zk, state) }),
       describeStream: () => describeStream(kinesis, stream),
-      joined: (_session, shards) => {
+      joined: (session, shards, first) => {
+        if (first) void logResumePoints(reporter, config, session, shards);
         this.listing.accept(shards);
         this.round.schedule();
       },

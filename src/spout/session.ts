@@ -6,6 +6,7 @@
  */
 import type { SpoutConfig } from '../config/config';
 import type { ConnectionState, ZooKeeper } from '../coordination/zooKeeper';
+import type { Bootstrap } from '../core/position';
 import type { Scheduler } from '../core/scheduler';
 import type { ShardNode } from '../core/shard';
 import { describeError } from '../errors';
@@ -16,18 +17,27 @@ import { joinFailure } from './joinFailure';
 import type { Reporter } from './reporting';
 import { gatherResumePoints, initialPositionNote, resumePointsLine } from './resumePoints';
 
-export interface SessionDeps {
+/** What the keeper needs of a session (joining.ts's Session has it). */
+export interface KeptSession {
+  zk: Pick<ZooKeeper, 'sessionId' | 'connectionState' | 'trustedUntil' | 'close'>;
+  store: { readonly memberId: string; readonly base: string };
+  bootstrap: Bootstrap;
+}
+
+export interface SessionDeps<Sess extends KeptSession> {
   config: SpoutConfig;
   scheduler: Scheduler;
   reporter: Reporter;
   /** How the stream is named in messages. */
   streamLabel: string;
   /** One join attempt (joinSession with everything but the state callback bound). */
-  join(onState: (zk: ZooKeeper, state: ConnectionState) => void): Promise<{ session: Session; shards: ShardNode[] }>;
+  join(
+    onState: (zk: KeptSession['zk'], state: ConnectionState) => void,
+  ): Promise<{ session: Sess; shards: ShardNode[] }>;
   /** The stream's identity as Kinesis describes it now. */
   describeStream(): Promise<StreamIdentity>;
-  /** A session was joined, with the listing the join took. */
-  joined(session: Session, shards: ShardNode[]): void;
+  /** A session was joined, with the listing the join took; `first` at the process's first join. */
+  joined(session: Sess, shards: ShardNode[], first: boolean): void;
   /** The session is gone (expired, or the stream refused): drop everything tied to it, now. */
   dropped(): void;
   /** Connected again (to the same session): worth an assignment round. */
@@ -36,16 +46,16 @@ export interface SessionDeps {
   heldCount(): number;
 }
 
-export class SessionKeeper {
-  private session: Session | undefined;
+export class SessionKeeper<Sess extends KeptSession> {
+  private session: Sess | undefined;
   private joining = false;
   private joinedBefore = false;
   private stopped = false;
 
-  constructor(private readonly deps: SessionDeps) {}
+  constructor(private readonly deps: SessionDeps<Sess>) {}
 
   /** The session joined and not dropped since, if any. */
-  get current(): Session | undefined {
+  get current(): Sess | undefined {
     return this.session;
   }
 
@@ -58,9 +68,9 @@ export class SessionKeeper {
     return this.session?.zk.connectionState === 'connected';
   }
 
-  /** Joins in the background until it succeeds or `stop()`; never throws (failures are reported and retried). */
+  /** Joins (unless joined or joining) until it succeeds or `stop()`; never throws (failures are reported and retried). */
   async join(): Promise<void> {
-    if (this.joining) return;
+    if (this.joining || this.session) return;
     this.joining = true;
     try {
       for (let attempt = 1; !this.stopped; attempt += 1) {
@@ -75,9 +85,9 @@ export class SessionKeeper {
             LogLevel.Info,
             `joined as ${session.store.memberId} (ZooKeeper session ${session.zk.sessionId}, state under ${session.store.base})`,
           );
-          if (!this.joinedBefore) void this.logResumePoints(session, shards);
+          const first = !this.joinedBefore;
           this.joinedBefore = true;
-          this.deps.joined(session, shards);
+          this.deps.joined(session, shards, first);
           return;
         } catch (err) {
           const failure = joinFailure(err, attempt, this.deps.config, this.deps.streamLabel);
@@ -96,7 +106,7 @@ export class SessionKeeper {
    * the session dropped and joined again (the join refuses it until someone fixes it). Throws when
    * Kinesis cannot say.
    */
-  async streamStillHolds(session: Session): Promise<boolean> {
+  async streamStillHolds(session: Sess): Promise<boolean> {
     const identity = await this.deps.describeStream();
     const mismatch = identityMismatch(session.bootstrap, identity, session.store.base);
     if (!mismatch || this.session !== session) return true;
@@ -107,12 +117,12 @@ export class SessionKeeper {
   }
 
   /** No more joins; the current session (if any) is left for the caller to close after its last writes. */
-  stop(): Session | undefined {
+  stop(): Sess | undefined {
     this.stopped = true;
     return this.session;
   }
 
-  private onState(zk: ZooKeeper, state: ConnectionState): void {
+  private onState(zk: KeptSession['zk'], state: ConnectionState): void {
     if (this.session?.zk !== zk) return;
     const { reporter } = this.deps;
     if (state === 'expired') {
@@ -136,21 +146,22 @@ export class SessionKeeper {
     this.session?.zk.close();
     this.session = undefined;
   }
+}
 
-  /** At the process's first join: where every shard resumes, and what initialPosition still means. */
-  private async logResumePoints(session: Session, shards: ShardNode[]): Promise<void> {
-    const { reporter } = this.deps;
-    reporter.log(
-      LogLevel.Info,
-      initialPositionNote(session.bootstrap, this.deps.config.initialPosition, session.store.base),
-    );
-    try {
-      const { points, finished, corrupt } = await gatherResumePoints(session, shards);
-      reporter.log(LogLevel.Info, resumePointsLine(points, finished));
-      for (const { shardId, error } of corrupt)
-        reporter.problem(`corrupt:${shardId}`, `${error.message}; ${shardId} is not read until then`);
-    } catch (err) {
-      reporter.log(LogLevel.Warn, `could not read where shards resume: ${describeError(err)}`);
-    }
+/** At the process's first join: where every shard resumes, and what initialPosition still means. */
+export async function logResumePoints(
+  reporter: Reporter,
+  config: SpoutConfig,
+  session: Session,
+  shards: ShardNode[],
+): Promise<void> {
+  reporter.log(LogLevel.Info, initialPositionNote(session.bootstrap, config.initialPosition, session.store.base));
+  try {
+    const { points, finished, corrupt } = await gatherResumePoints(session, shards);
+    reporter.log(LogLevel.Info, resumePointsLine(points, finished));
+    for (const { shardId, error } of corrupt)
+      reporter.problem(`corrupt:${shardId}`, `${error.message}; ${shardId} is not read until then`);
+  } catch (err) {
+    reporter.log(LogLevel.Warn, `could not read where shards resume: ${describeError(err)}`);
   }
 }
