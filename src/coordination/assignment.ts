@@ -94,18 +94,19 @@ export function planLeases(input: {
 }
 
 /**
- * True when other tasks know shards this listing does not: a finished shard without a listed child (the
- * listing predates the reshard), or a lease on an unlisted shard. Tasks with different views would
- * compute different shares and could leave a shard unread.
+ * Shards the coordination state knows that `shards` does not explain: a finished shard without a listed
+ * child (the listing predates the reshard), or a lease on an unlisted shard. Tasks with different views
+ * would compute different shares and could leave a shard unread.
  */
-export function listingIsStale(
+export function unexplainedShards(
   shards: readonly ShardNode[],
   finished: ReadonlySet<string>,
   leases: ReadonlyMap<string, string>,
-): boolean {
+): Set<string> {
   const listed = new Set(shards.map((s) => s.shardId));
   const parents = new Set(shards.flatMap((s) => s.parents));
-  return (
-    [...finished].some((id) => listed.has(id) && !parents.has(id)) || [...leases.keys()].some((id) => !listed.has(id))
-  );
+  const evidence = new Set<string>();
+  for (const id of finished) if (listed.has(id) && !parents.has(id)) evidence.add(id);
+  for (const id of leases.keys()) if (!listed.has(id)) evidence.add(id);
+  return evidence;
 }

@@ -1,5 +1,5 @@
 /**
- * What a failed join means for the operator: which cause (ZooKeeper, the Kinesis stream, the stream's
+ * What a failed join or assignment round means for the operator: which cause (ZooKeeper, the Kinesis stream, the stream's
  * identity), what to do, and whether it is worth Storm's `error` now or only once it persists. Pure.
  */
 import type { SpoutConfig } from '../config/config';
@@ -54,5 +54,37 @@ export function joinFailure(err: unknown, attempt: number, config: SpoutConfig, 
     message: `cannot start reading ${streamLabel} ${again}: ${describeError(err)}; ${problem.fix}`,
     report: attempt >= problem.reportAfter,
     retryInMs,
+  };
+}
+
+export interface RoundFailure {
+  /** Rate-limit key of the report. */
+  key: string;
+  /** Report through Storm's `error` now (`reportMessage`), else only a warning log (`message`). */
+  report: boolean;
+  message: string;
+  reportMessage: string;
+  /** Kinesis says the stream (or a shard) does not exist: a fresh listing and the stream's identity decide. */
+  notFound: boolean;
+}
+
+/** What the `failures`-th failed assignment round in a row means for the operator. */
+export function roundFailure(err: unknown, failures: number, config: SpoutConfig, streamLabel: string): RoundFailure {
+  const message = `shard assignment failed (${failures} time(s) in a row): ${describeError(err)}`;
+  if (err instanceof SpoutError && err.code === ErrorCode.ZooKeeper)
+    return {
+      key: 'assign',
+      report: failures >= REPORT_AFTER_FAILURES,
+      message,
+      reportMessage: `${message}; check that ZooKeeper at ${config.zookeeper.connect} is healthy`,
+      notFound: false,
+    };
+  const problem = kinesisProblem(err, streamLabel);
+  return {
+    key: `kinesis:${problem.name}`,
+    report: failures >= problem.reportAfter,
+    message,
+    reportMessage: `${message}; ${problem.fix}`,
+    notFound: problem.name === 'ResourceNotFoundException',
   };
 }

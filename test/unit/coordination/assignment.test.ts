@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import {
-  listingIsStale,
   planLeases,
   readableShards,
   shareTargets,
   type ShardNode,
+  unexplainedShards,
 } from '../../../src/coordination/assignment';
 import { startPositions, type Bootstrap } from '../../../src/core/position';
 
@@ -148,14 +148,14 @@ describe('startPositions', () => {
   });
 });
 
-describe('listingIsStale', () => {
-  it('is stale when a finished shard has no listed child, or a leased shard is not listed', () => {
-    const listing = [shard('p'), shard('q')];
-    expect(listingIsStale(listing, new Set(), new Map([['p', 'a']]))).toBe(false);
-    expect(listingIsStale(listing, new Set(['p']), new Map())).toBe(true);
-    expect(listingIsStale([...listing, shard('c', ['p'])], new Set(['p']), new Map())).toBe(false);
-    expect(listingIsStale(listing, new Set(), new Map([['c', 'a']]))).toBe(true);
-    // A finished shard that expired from the stream is simply not listed: nothing to refresh.
-    expect(listingIsStale(listing, new Set(['gone']), new Map())).toBe(false);
+describe('unexplainedShards', () => {
+  it('names a finished shard without a listed child and a lease on an unlisted shard', () => {
+    const shards = [shard('s-0', [], true), shard('s-1', [], true), shard('s-2', ['s-1'])];
+    const leases = new Map([
+      ['s-2', 'a'],
+      ['s-9', 'b'],
+    ]);
+    expect(unexplainedShards(shards, new Set(['s-0', 's-1']), leases)).toEqual(new Set(['s-0', 's-9']));
+    expect(unexplainedShards(shards, new Set(['s-1']), new Map([['s-2', 'a']]))).toEqual(new Set());
   });
 });
