@@ -29,6 +29,38 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Unused ports, each held by a listening socket until `release()`: a helper that picks several ports and then
+ * opens other sockets of its own (proxies) before its servers bind them cannot be handed one of its own
+ * picks again by the kernel meanwhile.
+ */
+export async function reservePorts(count: number): Promise<{ ports: number[]; release(): Promise<void> }> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+          const server = createServer();
+          server.unref();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => {
+    const address = server.address();
+    if (address === null || typeof address === 'string')
+      throw new Error('could not read the port of a listening socket');
+    return address.port;
+  });
+  return {
+    ports,
+    release: async () => {
+      await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    },
+  };
+}
+
 /** True if nothing listens on 127.0.0.1:port (checked by binding it briefly). */
 export function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { freePort, portIsFree, scratchDir, spawnLogged, stopProcess, waitUntilReady } from './ports';
+import { freePort, portIsFree, reservePorts, scratchDir, spawnLogged, stopProcess, waitUntilReady } from './ports';
 import { startTcpProxy, type TcpProxy } from './tcpProxy';
 
 /**
@@ -144,8 +144,12 @@ export async function startZooKeeperEnsemble(
   const syncLimit = opts.syncLimit ?? 10;
   const ids = Array.from({ length: ENSEMBLE_SIZE }, (_, i) => i + 1);
   const ports = new Map<number, { client: number; quorum: number; election: number }>();
-  for (const id of ids)
-    ports.set(id, { client: await freePort(), quorum: await freePort(), election: await freePort() });
+  // Held until the servers start: the proxies below must not be handed one of these ports.
+  const reserved = await reservePorts(3 * ids.length);
+  for (const [i, id] of ids.entries()) {
+    const [client, quorum, election] = reserved.ports.slice(3 * i, 3 * i + 3);
+    ports.set(id, { client, quorum, election });
+  }
   const proxies: TcpProxy[] = [];
   const proxied = new Map<number, { quorum: number; election: number }>();
   for (const id of ids) {
@@ -222,6 +226,7 @@ export async function startZooKeeperEnsemble(
     await Promise.all(proxies.map((p) => p.close()));
   };
   try {
+    await reserved.release();
     for (const id of ids)
       if (!(await portIsFree(ports.get(id)!.client)))
         throw new Error(`port ${ports.get(id)!.client} is already in use`);
