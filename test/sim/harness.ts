@@ -9,6 +9,7 @@
 import type { SpoutConfig } from '../../src/config/config';
 import { describeError } from '../../src/errors';
 import { drawRates, FaultPlan, type FaultRates } from './faults';
+import { HandOvers, type HandOverStats } from './handOvers';
 import { InvariantChecker, unitRank, type Violation } from './invariants';
 import { SimKinesis } from './kinesis/simKinesis';
 import { SimStream } from './kinesis/simStream';
@@ -59,6 +60,7 @@ export interface SimResult {
     emits: number;
     restarts: number;
     convergedAt: number | undefined;
+    handOvers: HandOverStats;
   };
   rates: FaultRates;
 }
@@ -87,6 +89,12 @@ export class Simulation {
    */
   private readonly outstanding = new WeakMap<object, Map<string, number>>();
   private readonly mode: 'chaos' | 'planned';
+  /**
+   * Planned runs only: every task starts at once, as a deploy starts them (else they join far apart, the
+   * first taking every shard it may and handing them over as the others join).
+   */
+  private readonly deploy: boolean;
+  private readonly handOvers: HandOvers;
   private stormActive = true;
   private quiet = false;
   private incarnations = 0;
@@ -135,7 +143,15 @@ export class Simulation {
     const leases = `${BASE}/leases/`;
     this.server.observers.push((change) => {
       if (!change.path.startsWith(leases) || (change.before && change.after)) return;
-      for (const instance of this.slots) instance?.held.forget(change.path.slice(leases.length));
+      const shardId = change.path.slice(leases.length);
+      const owner = change.before?.ephemeralOwner;
+      const holder = this.slots.find((i) => owner !== undefined && i?.sessions.has(owner));
+      const finished = this.server.node(`${BASE}/checkpoints/${shardId}`)?.data.toString('utf8').includes('SHARD_END');
+      this.handOvers.onLeaseChange(change, shardId, finished === true, holder?.name);
+      for (const instance of this.slots) instance?.held.forget(shardId);
+    });
+    this.server.observers.push((change) => {
+      if (change.path.startsWith(`${BASE}/members/`) && !change.before && change.after) this.memberJoined();
     });
     this.operator = new Operator(
       this.server,
@@ -147,8 +163,17 @@ export class Simulation {
     this.checker.forbidDuplicates = this.mode === 'planned';
     this.checker.ignored = new Set(options.ignore ?? []);
     this.slots = new Array<SpoutProcess | undefined>(this.rng.int(2, 4)).fill(undefined);
+    this.deploy = this.mode === 'planned' && new Random(seed, 'start').chance(0.7);
+    this.handOvers = new HandOvers(
+      this.checker,
+      this.config.handoffTimeoutMs,
+      (ms, run) => this.loop.after(this.world, ms, run),
+      (what) => this.trace.add('check', what),
+      this.mode === 'planned',
+    );
     this.processWorld = {
       seed,
+      taskCount: this.slots.length,
       loop: this.loop,
       config: this.config,
       server: this.server,
@@ -159,7 +184,11 @@ export class Simulation {
         watchers: (path, pending) => this.checker.checkWatchers(name, path, pending),
       }),
       logger: (name) => ({
-        log: (level, message) => this.log(name, `log${level} ${message}`),
+        log: (level, message) => {
+          const instance = this.slots.find((i) => i?.name === name);
+          if (instance) this.handOvers.onLog(instance, message);
+          this.log(name, `log${level} ${message}`);
+        },
         error: (message) => {
           this.errors.push({ at: this.loop.now, who: name, message });
           this.log(name, `ERROR ${message}`);
@@ -186,12 +215,19 @@ export class Simulation {
     const unhandled = (reason: unknown) => this.log('node', `unhandled rejection: ${describeError(reason)}`);
     process.on('unhandledRejection', unhandled);
     try {
-      // Planned runs start tasks far apart: the first takes every shard, then hands them over as others join.
-      const spread = this.mode === 'planned' ? 4_000 : 300;
+      // A deploy starts every task within a fraction of the session timeout, and no reshard comes before
+      // their start grace is over: no lease may move until then. Other planned runs start tasks far apart.
+      const timeout = this.config.zookeeper.sessionTimeoutMs;
+      const spread = this.deploy ? Math.floor(timeout / 4) : this.mode === 'planned' ? 4_000 : 300;
+      // In half the deploys the last task starts late (a slow supervisor): the others hand it its share.
+      const late = this.deploy && this.rng.chance(0.5) ? this.slots.length - 1 : -1;
       for (let slot = 0; slot < this.slots.length; slot += 1)
-        this.loop.after(this.world, this.rng.int(0, spread), () => this.startInstance(slot));
+        this.loop.after(this.world, slot === late ? this.rng.int(5_000, 10_000) : this.rng.int(0, spread), () =>
+          this.startInstance(slot),
+        );
+      this.handOvers.startWindowOpen = this.deploy;
       this.produce(chaosMs);
-      this.scheduleChaos(chaosMs);
+      this.scheduleChaos(chaosMs, this.deploy ? spread + timeout + this.rng.int(200, 1_500) : this.rng.int(200, 1_500));
       // Some runs get unexpected data written into ZooKeeper early on (it is put right when the faults stop).
       if (this.mode === 'chaos' && this.rng.chance(0.25))
         this.loop.after(this.world, this.rng.int(500, chaosMs / 2), () =>
@@ -242,6 +278,7 @@ export class Simulation {
         emits: this.emits,
         restarts: this.restarts,
         convergedAt: this.convergedAt,
+        handOvers: this.handOvers.stats,
       },
       rates: this.plan.drawn,
     };
@@ -447,13 +484,32 @@ export class Simulation {
     this.loop.after(this.world, 0, tick);
   }
 
-  private scheduleChaos(untilMs: number): void {
+  private scheduleChaos(untilMs: number, firstAt: number): void {
     const tick = () => {
       if (this.loop.now >= untilMs) return;
       this.chaosEvent();
       this.loop.after(this.world, this.rng.int(200, 1_500), tick);
     };
-    this.loop.after(this.world, this.rng.int(200, 1_500), tick);
+    this.loop.after(this.world, firstAt, tick);
+  }
+
+  private firstJoinAt: number | undefined;
+
+  /** The start check holds only while every task joins within half a session timeout of the first. */
+  private memberJoined(): void {
+    this.firstJoinAt ??= this.loop.now;
+    const late = this.loop.now - this.firstJoinAt > this.config.zookeeper.sessionTimeoutMs / 2;
+    if (late && this.handOvers.startWindowOpen) {
+      this.handOvers.startWindowOpen = false;
+      this.log(
+        'check',
+        `a task joined ${this.loop.now - this.firstJoinAt} ms after the first: start hand-overs not checked`,
+      );
+    }
+  }
+
+  private reshardBegins(): void {
+    this.handOvers.startWindowOpen = false;
   }
 
   private chaosEvent(): void {
@@ -469,6 +525,7 @@ export class Simulation {
       const open = this.stream.open();
       if (open.length < 6) {
         const parent = this.rng.pick(open);
+        this.reshardBegins();
         const children = this.stream.split(parent, this.rng.next() * 0.4 - 0.2);
         this.log('kinesis', `SPLIT ${parent.shardId} into ${children.map((c) => c.shardId).join(', ')}`);
       }
@@ -476,6 +533,7 @@ export class Simulation {
       const pairs = this.stream.adjacentPairs();
       if (pairs.length > 0) {
         const [a, b] = this.rng.pick(pairs);
+        this.reshardBegins();
         const child = this.stream.merge(a, b);
         this.log('kinesis', `MERGE ${a.shardId} and ${b.shardId} into ${child.shardId}`);
       }

@@ -47,6 +47,13 @@ export class HeldRecords {
     this.shards.delete(shardId);
   }
 
+  /** Where the oldest record not acked yet and the last one emitted sit; undefined when every one is acked. */
+  unackedSpan(shardId: string): { from: bigint; to: bigint } | undefined {
+    const ledger = this.shards.get(shardId);
+    if (!ledger || ledger.head >= ledger.entries.length) return undefined;
+    return { from: ledger.entries[ledger.head].rank, to: ledger.entries[ledger.entries.length - 1].rank };
+  }
+
   /** Records held for the shards `stillHeld` says this process holds. */
   count(stillHeld: (shardId: string) => boolean): number {
     let total = 0;

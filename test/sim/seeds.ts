@@ -60,6 +60,8 @@ export interface SeedsReport {
   firstFailure: SimResult | undefined;
   /** Virtual time simulated, over all seeds. */
   virtualMs: number;
+  /** Planned hand-overs over all seeds: begun, past their deadline with acks owed, re-emits those explained. */
+  handOvers: { begun: number; late: number; excused: number };
 }
 
 export async function runSeeds(plan: SeedPlan, write: (text: string) => void): Promise<SeedsReport> {
@@ -67,6 +69,7 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
   const failures = new Map<string, number[]>();
   let firstFailure: SimResult | undefined;
   let virtualMs = 0;
+  const handOvers = { begun: 0, late: 0, excused: 0 };
   for (let seed = plan.first; seed < plan.first + plan.count; seed += 1) {
     const result = await simulate({
       seed,
@@ -77,6 +80,9 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       mode: plan.mode,
     });
     virtualMs += result.stats.virtualMs;
+    handOvers.begun += result.stats.handOvers.begun;
+    handOvers.late += result.stats.handOvers.late;
+    handOvers.excused += result.stats.handOvers.excused;
     if (result.violation) {
       const seeds = failures.get(result.violation.invariant) ?? [];
       seeds.push(seed);
@@ -84,7 +90,7 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       firstFailure ??= result;
     }
   }
-  return { seeds: plan.count, elapsedMs: Date.now() - began, failures, firstFailure, virtualMs };
+  return { seeds: plan.count, elapsedMs: Date.now() - began, failures, firstFailure, virtualMs, handOvers };
 }
 
 export function replayCommand(seed: number, plan: SeedPlan): string {
@@ -100,6 +106,7 @@ export function replayCommand(seed: number, plan: SeedPlan): string {
 export function describeReport(report: SeedsReport, plan: SeedPlan): string {
   const lines = [
     `simulation: ${report.seeds} seed(s) from ${plan.first} in ${(report.elapsedMs / 1000).toFixed(1)} s (${(report.elapsedMs / Math.max(1, report.seeds)).toFixed(1)} ms per seed, ${(report.virtualMs / 1000).toFixed(0)} virtual s)`,
+    `  planned hand-overs: ${report.handOvers.begun}, ${report.handOvers.late} past their deadline with acks owed, ${report.handOvers.excused} re-emit(s) of acked records they explain`,
   ];
   for (const [invariant, seeds] of report.failures) {
     lines.push(`  ${invariant}: ${seeds.length} seed(s), e.g. ${seeds.slice(0, 10).join(' ')}`);

@@ -65,6 +65,7 @@ export function smallWorld(options: { tasks: number; shards: number; config?: Re
     seed: 1,
     loop,
     config,
+    taskCount: options.tasks,
     server,
     kinesis: counted as SimKinesis,
     plan,

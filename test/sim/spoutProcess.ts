@@ -36,6 +36,8 @@ export interface SpoutProcess {
 
 export interface ProcessWorld {
   seed: number;
+  /** Spout tasks the topology declares (every slot): a task takes its share of them from the start. */
+  taskCount: number;
   loop: SimLoop;
   config: SpoutConfig;
   server: ZkServer;
@@ -77,7 +79,7 @@ export function launchProcess(world: ProcessWorld, slot: number, incarnation: nu
     zookeeper: connect,
     logger,
     scheduler,
-    member: { taskIndex: slot, host: 'sim', pid: 1000 + incarnation },
+    member: { taskIndex: slot, taskCount: world.taskCount, host: 'sim', pid: 1000 + incarnation },
   });
   const spout = new KinesisSpout(config, coordinator, logger, scheduler);
   return { name, slot, owner, coordinator, spout, sessions, stopping: false, lastToggleAt: 0, held: new HeldRecords() };
