@@ -10,6 +10,7 @@ import { Code, unexpected } from './zkErrors';
 import type { Kind, Reply } from './zkRequests';
 import type { AclEntry, NodeData, TxOp, ZooKeeperOptions } from './zooKeeper';
 
+/** The ACLs a created node gets (`aclFor`). */
 const anyone = new zookeeper.Id('world', 'anyone');
 /** The session's own authenticated identities (ZooKeeper's `auth` scheme): the creator. */
 const creator = new zookeeper.Id('auth', '');
@@ -28,7 +29,7 @@ const Acl = {
   ],
 };
 
-/** What a session provides its operations: one request, bounded and credited to the session's trust. */
+/** A session's operations, over the one request the session provides: bounded, and credited to its trust. */
 export abstract class ZkOperations {
   /** Paths with a children watch set and not fired yet: the client adds a listener per call, so arm once. */
   private readonly childWatches = new Map<string, Set<() => void>>();
