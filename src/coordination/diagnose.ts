@@ -7,7 +7,7 @@ import { lookup } from 'node:dns/promises';
 import { type Socket, connect } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { ErrorCode, SpoutError } from '../errors';
-import { isNoSession } from './zk';
+import { isNoSession } from './zkErrors';
 import type { ConnectZooKeeper } from './zooKeeper';
 
 export interface Server {

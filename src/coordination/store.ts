@@ -1,105 +1,36 @@
 /**
- * The ZooKeeper layout, under `<root>/<applicationName>/<streamName>/`:
- *   bootstrap              persistent  first start time, initial position, stream identity, shards at start
- *   checkpoints/<shardId>  persistent  where the shard resumes: {position}; SHARD_END once read and acked;
- *                                      v 2 when the position stops inside a KPL aggregate (a subSequence)
- *   finished/<shardId>     persistent  marker created with SHARD_END, watched so every task learns at once
- *   ended/<shardId>        persistent  every record emitted (only with ordering "parents-emitted"), watched
- *   leases/<shardId>       ephemeral   who reads the shard now: {owner}
- *   members/<memberId>     ephemeral   the live spout tasks
- * Every stored value is JSON with a version field `v`.
+ * The spout's state in ZooKeeper, in the layout of layout.ts: the bootstrap record, checkpoints with versioned
+ * compare-and-set, the finished and ended markers, leases, members, and an operator's reset in one transaction.
  */
+import type { Bootstrap, Position } from '../core/position';
 import { ErrorCode, SpoutError } from '../errors';
-import { isPosition, type Bootstrap, type Position } from '../core/position';
-import { isCreatorOnly, unprotectedNode } from './acl';
-import type { TxOp, ZooKeeper } from './zooKeeper';
+import { KINDS, type Kind, nodePath } from './layout';
+import { ensureProtectedLayout, verifyLayoutProtection } from './layoutAcl';
+import {
+  type Checkpoint,
+  type CheckpointRecord,
+  checkpointRecordOf,
+  checkpointValue,
+  decode,
+  encode,
+  endedValue,
+  finishedValue,
+  leaseOwnerOf,
+  leaseValue,
+  type MemberInfo,
+  type MemberRecord,
+  memberRecordOf,
+  memberValue,
+} from './storedValues';
+import { type CheckpointReset, resetOps } from './resetOps';
+import type { ZooKeeper } from './zooKeeper';
 
-export interface Checkpoint {
-  position: Position;
-  /** ZooKeeper node version, for compare-and-set. */
-  version: number;
-}
-
-export interface MemberInfo {
-  taskIndex: number;
-  host: string;
-  pid: number;
-}
-
-/**
- * Version 1: a position without a sub-sequence. Version 2: `position.subSequence` too (stopped inside a KPL
- * aggregate). A position that needs no sub-sequence is still written as version 1, so a spout that knows only
- * version 1 reads it; one that stops inside an aggregate is version 2, which such a spout refuses loudly
- * (it would skip the rest of the aggregate: a loss) instead of misreading.
- */
-interface StoredCheckpoint {
-  v: 1 | 2;
-  position: Position;
-  owner: string;
-  updatedAt: string;
-}
-
-/** A checkpoint with who wrote it and when, as the operator tools show it. */
-export interface CheckpointRecord extends Checkpoint {
-  /** Member id (or tool) that wrote it last. */
-  writer?: string;
-  /** Wall-clock time of that write (ISO-8601), when the node says. */
-  updatedAt?: string;
-}
-
-/** A live member as its node describes it. */
-export interface MemberRecord extends Partial<MemberInfo> {
-  memberId: string;
-  since?: string;
-}
-
-/**
- * One shard's part of an operator's reset: its new checkpoint (created when it has none), and the
- * finished/ended markers removed when it will be read again.
- */
-export interface CheckpointReset {
-  shardId: string;
-  position: Position;
-  /** Version of the checkpoint read when planning; undefined when it had none (created). */
-  checkpointVersion: number | undefined;
-  removeFinished: boolean;
-  removeEnded: boolean;
-}
-
-const encode = (value: object): Buffer => Buffer.from(JSON.stringify(value));
-
-function decode<T extends { v: number }>(path: string, data: Buffer, versions: readonly number[] = [1]): T {
-  let value: T;
-  try {
-    value = JSON.parse(data.toString('utf8')) as T;
-  } catch (err) {
-    throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no JSON: remove it or fix it by hand`, {
-      cause: err,
-    });
-  }
-  if (!versions.includes(value?.v)) {
-    const expected = versions.map((v) => `{"v":${v},...}`).join(' or ');
-    throw new SpoutError(
-      ErrorCode.CorruptState,
-      `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected ${expected}): remove it or fix it by hand`,
-    );
-  }
-  return value;
-}
-
-const CHECKPOINT_VERSIONS = [1, 2] as const;
+export { basePath } from './layout';
+export type { CheckpointReset } from './resetOps';
+export type { Checkpoint, CheckpointRecord, MemberInfo, MemberRecord } from './storedValues';
 
 /** A lease node nobody can read: its shard is held by no one we know, and nobody takes it while the node is there. */
 export const UNREADABLE_LEASE = '(unreadable)';
-
-const KINDS = ['checkpoints', 'finished', 'ended', 'leases', 'members'] as const;
-
-/** ACLs read at once when checking what a layout holds (a stream may have thousands of shards). */
-const ACL_READS_AT_ONCE = 64;
-
-export function basePath(root: string, applicationName: string, streamName: string): string {
-  return `${root.replace(/\/+$/, '')}/${applicationName}/${streamName}`;
-}
 
 export class CoordinationStore {
   constructor(
@@ -108,14 +39,13 @@ export class CoordinationStore {
     readonly memberId: string,
   ) {}
 
-  private path(kind: (typeof KINDS)[number], id: string): string {
-    return `${this.base}/${kind}/${id}`;
+  private path(kind: Kind, id: string): string {
+    return nodePath(this.base, kind, id);
   }
 
   /**
    * Creates what is missing of the layout. With creator-only ACLs, nothing below the root is used unless these
-   * credentials alone control it: top down, each node is created, or when it exists its ACL is read, and one
-   * that is not creator-only is refused before anything is made below it; so is any node stored in the layout.
+   * credentials alone control it (layoutAcl.ts).
    */
   async ensureLayout(): Promise<void> {
     const protection = this.zk.creatorOnly;
@@ -123,13 +53,7 @@ export class CoordinationStore {
       for (const kind of KINDS) await this.zk.mkdirp(`${this.base}/${kind}`);
       return;
     }
-    await this.zk.mkdirp(protection.below);
-    for (const path of this.layoutNodes(protection.below)) {
-      const created = await this.zk.create(path, Buffer.alloc(0), 'persistent');
-      if (created === 'exists') await this.refuseUnprotected(path, protection.digestId);
-    }
-    // Again once all is made: a root open to others lets them replace an application node while it is empty.
-    await this.verifyProtection();
+    await ensureProtectedLayout(this.zk, this.base, protection);
   }
 
   /**
@@ -137,38 +61,7 @@ export class CoordinationStore {
    * creator-only for these credentials: what the tools check before they trust anything they read.
    */
   async verifyProtection(): Promise<void> {
-    const protection = this.zk.creatorOnly;
-    if (!protection) return;
-    for (const path of this.layoutNodes(protection.below)) await this.refuseUnprotected(path, protection.digestId);
-    await this.refuseUnprotectedStored(protection.digestId);
-  }
-
-  /** The layout's nodes strictly below the root, top down: the application's, the stream's (the base), its kinds. */
-  private layoutNodes(below: string): string[] {
-    const nodes: string[] = [];
-    let prefix = '';
-    for (const part of this.base.split('/').filter((p) => p.length > 0)) {
-      prefix += `/${part}`;
-      if (prefix.startsWith(`${below}/`)) nodes.push(prefix);
-    }
-    return [...nodes, ...KINDS.map((kind) => `${this.base}/${kind}`)];
-  }
-
-  private async refuseUnprotected(path: string, ours: string): Promise<void> {
-    const acl = await this.zk.getACL(path);
-    if (acl && !isCreatorOnly(acl, ours)) throw unprotectedNode(path, acl, ours);
-  }
-
-  /** The bootstrap and every node below the kinds, a bounded number of reads at a time. */
-  private async refuseUnprotectedStored(ours: string): Promise<void> {
-    await this.refuseUnprotected(`${this.base}/bootstrap`, ours);
-    for (const kind of KINDS) {
-      const children = await this.zk.getChildren(`${this.base}/${kind}`);
-      for (let i = 0; i < children.length; i += ACL_READS_AT_ONCE)
-        await Promise.all(
-          children.slice(i, i + ACL_READS_AT_ONCE).map((id) => this.refuseUnprotected(this.path(kind, id), ours)),
-        );
-    }
+    await verifyLayoutProtection(this.zk, this.base);
   }
 
   /** Creates the bootstrap record if none exists (exactly one start wins) and returns the stored one. */
@@ -198,18 +91,7 @@ export class CoordinationStore {
     const path = this.path('checkpoints', shardId);
     const node = await this.zk.getData(path);
     if (!node) return undefined;
-    const { v, position, owner, updatedAt } = decode<StoredCheckpoint>(path, node.data, CHECKPOINT_VERSIONS);
-    if (!isPosition(position) || (v === 1 && position.kind === 'AFTER' && position.subSequence !== undefined))
-      throw new SpoutError(
-        ErrorCode.CorruptState,
-        `ZooKeeper node ${path} holds no valid position (${JSON.stringify(position)}): remove it or fix it by hand`,
-      );
-    return {
-      position,
-      version: node.version,
-      writer: typeof owner === 'string' ? owner : undefined,
-      updatedAt: typeof updatedAt === 'string' ? updatedAt : undefined,
-    };
+    return checkpointRecordOf(path, node);
   }
 
   /** Shards with a checkpoint node. */
@@ -219,7 +101,7 @@ export class CoordinationStore {
 
   /** The shard's checkpoint; when it has none, `start` is written as its first one (before any emit). */
   async checkpointOrStart(shardId: string, start: Position): Promise<Checkpoint> {
-    await this.zk.create(this.path('checkpoints', shardId), encode(this.stored(start)), 'persistent');
+    await this.zk.create(this.path('checkpoints', shardId), this.stored(start), 'persistent');
     const checkpoint = await this.readCheckpoint(shardId);
     if (!checkpoint)
       throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shardId} vanished right after it was created`, {
@@ -230,7 +112,7 @@ export class CoordinationStore {
 
   /** Compare-and-set; 'conflict' when someone else wrote since `version` (re-read before deciding). */
   async writeCheckpoint(shardId: string, position: Position, version: number): Promise<Checkpoint | 'conflict'> {
-    const result = await this.zk.setData(this.path('checkpoints', shardId), encode(this.stored(position)), version);
+    const result = await this.zk.setData(this.path('checkpoints', shardId), this.stored(position), version);
     return result === 'conflict' ? result : { position, version: result };
   }
 
@@ -244,13 +126,13 @@ export class CoordinationStore {
       {
         op: 'set',
         path: this.path('checkpoints', shardId),
-        data: encode(this.stored({ kind: 'SHARD_END' })),
+        data: this.stored({ kind: 'SHARD_END' }),
         version: checkpointVersion,
       },
       {
         op: 'create',
         path: this.path('finished', shardId),
-        data: encode({ v: 1, finishedAt: new Date().toISOString(), lastSequenceNumber }),
+        data: finishedValue(lastSequenceNumber),
       },
       { op: 'remove', path: this.path('leases', shardId), version: 0 },
     ]);
@@ -271,7 +153,7 @@ export class CoordinationStore {
    */
   async restoreFinishedMarker(shardId: string): Promise<string> {
     const path = this.path('finished', shardId);
-    await this.zk.create(path, encode({ v: 1, finishedAt: new Date().toISOString() }), 'persistent');
+    await this.zk.create(path, finishedValue(), 'persistent');
     return path;
   }
 
@@ -282,11 +164,7 @@ export class CoordinationStore {
 
   /** Marks a closed shard as fully emitted (its records may still be in flight). */
   async markEnded(shardId: string): Promise<void> {
-    await this.zk.create(
-      this.path('ended', shardId),
-      encode({ v: 1, endedAt: new Date().toISOString() }),
-      'persistent',
-    );
+    await this.zk.create(this.path('ended', shardId), endedValue(), 'persistent');
   }
 
   async endedShards(watch?: () => void): Promise<Set<string>> {
@@ -332,12 +210,7 @@ export class CoordinationStore {
         const node = await this.zk.getData(path);
         if (!node) return undefined;
         try {
-          const owner = decode<{ v: 1; owner: string }>(path, node.data).owner;
-          if (typeof owner !== 'string')
-            throw new SpoutError(
-              ErrorCode.CorruptState,
-              `ZooKeeper node ${path} names no owner: remove it or fix it by hand`,
-            );
+          const owner = leaseOwnerOf(path, node.data);
           return [shardId, owner] as const;
         } catch (err) {
           if (!(err instanceof SpoutError)) throw err;
@@ -355,11 +228,7 @@ export class CoordinationStore {
   }
 
   async registerMember(info: MemberInfo): Promise<void> {
-    await this.zk.create(
-      this.path('members', this.memberId),
-      encode({ v: 1, ...info, since: new Date().toISOString() }),
-      'ephemeral',
-    );
+    await this.zk.create(this.path('members', this.memberId), memberValue(info), 'ephemeral');
   }
 
   async leaveMembers(): Promise<void> {
@@ -378,17 +247,7 @@ export class CoordinationStore {
         const node = await this.zk.getData(path);
         if (!node) return undefined;
         try {
-          const { taskIndex, host, pid, since } = decode<{ v: 1 } & Partial<MemberInfo> & { since?: string }>(
-            path,
-            node.data,
-          );
-          return {
-            memberId,
-            taskIndex: typeof taskIndex === 'number' ? taskIndex : undefined,
-            host: typeof host === 'string' ? host : undefined,
-            pid: typeof pid === 'number' ? pid : undefined,
-            since: typeof since === 'string' ? since : undefined,
-          };
+          return memberRecordOf(memberId, path, node.data);
         } catch (err) {
           if (!(err instanceof SpoutError)) throw err;
           return { memberId };
@@ -405,31 +264,15 @@ export class CoordinationStore {
    * when any of them is held at that moment. Resolves false when nothing was written.
    */
   async resetCheckpoints(resets: readonly CheckpointReset[], whileNoLease: boolean): Promise<boolean> {
-    const ops: TxOp[] = [];
-    for (const reset of resets) {
-      const lease = this.path('leases', reset.shardId);
-      if (whileNoLease) ops.push({ op: 'create', path: lease, data: this.leaseData(), ephemeral: true });
-      const checkpoint = this.path('checkpoints', reset.shardId);
-      const data = encode(this.stored(reset.position));
-      ops.push(
-        reset.checkpointVersion === undefined
-          ? { op: 'create', path: checkpoint, data }
-          : { op: 'set', path: checkpoint, data, version: reset.checkpointVersion },
-      );
-      if (reset.removeFinished) ops.push({ op: 'remove', path: this.path('finished', reset.shardId), version: -1 });
-      if (reset.removeEnded) ops.push({ op: 'remove', path: this.path('ended', reset.shardId), version: -1 });
-      if (whileNoLease) ops.push({ op: 'remove', path: lease, version: 0 });
-    }
+    const ops = resetOps(this.base, resets, whileNoLease, this.memberId);
     return ops.length === 0 || this.zk.transaction(ops);
   }
 
-  /** A lease node's content: who holds it, since when. */
   private leaseData(): Buffer {
-    return encode({ v: 1, owner: this.memberId, acquiredAt: new Date().toISOString() });
+    return leaseValue(this.memberId);
   }
 
-  private stored(position: Position): StoredCheckpoint {
-    const v = position.kind === 'AFTER' && position.subSequence !== undefined ? 2 : 1;
-    return { v, position, owner: this.memberId, updatedAt: new Date().toISOString() };
+  private stored(position: Position): Buffer {
+    return checkpointValue(position, this.memberId);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * KPL de-aggregation: a Kinesis record written by the Kinesis Producer Library may pack many user records
- * as `F3 89 9A C2` + protobuf `AggregatedRecord` + MD5 of the protobuf bytes. Written here (no run-time
- * dependency): a small protobuf reader for exactly this message. Never throws on bad bytes: a record that
+ * as `F3 89 9A C2` + protobuf `AggregatedRecord` + MD5 of the protobuf bytes. Decoded here with
+ * the small protobuf reader of protobuf.ts (no run-time dependency). Never throws on bad bytes: a record that
  * is not a well-formed aggregate says why, and the caller emits it as it is. Each user record gets a copy
  * of its bytes, not a view into the aggregate: a view would keep the whole aggregate (up to 10 MiB) alive
  * while one of its user records waits for an ack, and the memory caps count the user record only.
@@ -11,6 +11,7 @@
  *   message Tag { required string key = 1; optional string value = 2; }
  */
 import { createHash } from 'node:crypto';
+import { expectWire, MalformedProtobuf, ProtoReader, WireType } from './protobuf';
 import type { KinesisRecord } from './records';
 
 export const KPL_MAGIC: readonly number[] = [0xf3, 0x89, 0x9a, 0xc2];
@@ -62,85 +63,6 @@ export function deaggregate(data: Uint8Array): Deaggregated {
     if (err instanceof MalformedProtobuf) return { kind: 'corrupt', reason: `bad protobuf: ${err.message}` };
     throw err;
   }
-}
-
-class MalformedProtobuf extends Error {}
-
-const WireType = { Varint: 0, Fixed64: 1, Bytes: 2, Fixed32: 5 } as const;
-
-/** Reads protobuf fields from a byte range; every read is bounds-checked. */
-class ProtoReader {
-  private pos: number;
-
-  constructor(
-    private readonly bytes: Uint8Array,
-    start = 0,
-    private readonly end = bytes.length,
-  ) {
-    this.pos = start;
-  }
-
-  get done(): boolean {
-    return this.pos >= this.end;
-  }
-
-  /** Up to 64 bits; exact up to 2^53 (indexes beyond that cannot point into any table anyway). */
-  varint(): number {
-    let value = 0;
-    let scale = 1;
-    for (let i = 0; i < 10; i += 1) {
-      if (this.pos >= this.end) throw new MalformedProtobuf('truncated varint');
-      const byte = this.bytes[this.pos++];
-      value += (byte & 0x7f) * scale;
-      if ((byte & 0x80) === 0) return value;
-      scale *= 128;
-    }
-    throw new MalformedProtobuf('varint longer than 10 bytes');
-  }
-
-  tag(): { field: number; wire: number } {
-    const key = this.varint();
-    const field = Math.floor(key / 8);
-    if (field === 0) throw new MalformedProtobuf('field number 0');
-    return { field, wire: key % 8 };
-  }
-
-  /** A length-delimited field's range: [start, end). */
-  delimited(): { start: number; end: number } {
-    const length = this.varint();
-    if (length > this.end - this.pos) throw new MalformedProtobuf(`length ${length} past the end of its message`);
-    const start = this.pos;
-    this.pos += length;
-    return { start, end: this.pos };
-  }
-
-  skip(wire: number): void {
-    switch (wire) {
-      case WireType.Varint:
-        this.varint();
-        return;
-      case WireType.Fixed64:
-        this.advance(8);
-        return;
-      case WireType.Bytes:
-        this.delimited();
-        return;
-      case WireType.Fixed32:
-        this.advance(4);
-        return;
-      default:
-        throw new MalformedProtobuf(`unsupported wire type ${wire}`);
-    }
-  }
-
-  private advance(n: number): void {
-    if (n > this.end - this.pos) throw new MalformedProtobuf('truncated fixed-size field');
-    this.pos += n;
-  }
-}
-
-function expectWire(actual: number, expected: number, what: string): void {
-  if (actual !== expected) throw new MalformedProtobuf(`${what} has wire type ${actual}, expected ${expected}`);
 }
 
 const utf8 = new TextDecoder('utf-8');

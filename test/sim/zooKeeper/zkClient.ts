@@ -38,7 +38,7 @@ interface Pending {
 /** node-zookeeper-client's own factory (its type definitions leave it out). */
 const clientException = zookeeper.Exception as unknown as { create(code: number, path?: string): Error };
 
-/** The error the real session (zk.ts `wrap`) raises, with node-zookeeper-client's exception as its cause. */
+/** The error the real session (zkErrors.ts `wrap`) raises, with node-zookeeper-client's exception as its cause. */
 export function zkError(code: ZkCode, what: string): SpoutError {
   const cause = clientException.create(code, what);
   const retriable = code === ZkCode.ConnectionLoss;

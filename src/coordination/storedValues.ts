@@ -1,0 +1,128 @@
+/** What the layout's nodes hold: each value as JSON with a version `v`, written and read back with checks. */
+import { isPosition, type Position } from '../core/position';
+import { ErrorCode, SpoutError } from '../errors';
+
+export interface Checkpoint {
+  position: Position;
+  /** ZooKeeper node version, for compare-and-set. */
+  version: number;
+}
+
+export interface MemberInfo {
+  taskIndex: number;
+  host: string;
+  pid: number;
+}
+
+/**
+ * Version 1: a position without a sub-sequence. Version 2: `position.subSequence` too (stopped inside a KPL
+ * aggregate). A position that needs no sub-sequence is still written as version 1, so a spout that knows only
+ * version 1 reads it; one that stops inside an aggregate is version 2, which such a spout refuses loudly
+ * (it would skip the rest of the aggregate: a loss) instead of misreading.
+ */
+interface StoredCheckpoint {
+  v: 1 | 2;
+  position: Position;
+  owner: string;
+  updatedAt: string;
+}
+
+/** A checkpoint with who wrote it and when, as the operator tools show it. */
+export interface CheckpointRecord extends Checkpoint {
+  /** Member id (or tool) that wrote it last. */
+  writer?: string;
+  /** Wall-clock time of that write (ISO-8601), when the node says. */
+  updatedAt?: string;
+}
+
+/** A live member as its node describes it. */
+export interface MemberRecord extends Partial<MemberInfo> {
+  memberId: string;
+  since?: string;
+}
+
+export const encode = (value: object): Buffer => Buffer.from(JSON.stringify(value));
+
+export function decode<T extends { v: number }>(path: string, data: Buffer, versions: readonly number[] = [1]): T {
+  let value: T;
+  try {
+    value = JSON.parse(data.toString('utf8')) as T;
+  } catch (err) {
+    throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} holds no JSON: remove it or fix it by hand`, {
+      cause: err,
+    });
+  }
+  if (!versions.includes(value?.v)) {
+    const expected = versions.map((v) => `{"v":${v},...}`).join(' or ');
+    throw new SpoutError(
+      ErrorCode.CorruptState,
+      `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected ${expected}): remove it or fix it by hand`,
+    );
+  }
+  return value;
+}
+
+const CHECKPOINT_VERSIONS = [1, 2] as const;
+
+/** A checkpoint node's content: the position, who wrote it, when. */
+export function checkpointValue(position: Position, owner: string): Buffer {
+  const v = position.kind === 'AFTER' && position.subSequence !== undefined ? 2 : 1;
+  const stored: StoredCheckpoint = { v, position, owner, updatedAt: new Date().toISOString() };
+  return encode(stored);
+}
+
+/** A checkpoint node read back; a position that is none (or needs version 2 under version 1) is corrupt state. */
+export function checkpointRecordOf(path: string, node: { data: Buffer; version: number }): CheckpointRecord {
+  const { v, position, owner, updatedAt } = decode<StoredCheckpoint>(path, node.data, CHECKPOINT_VERSIONS);
+  if (!isPosition(position) || (v === 1 && position.kind === 'AFTER' && position.subSequence !== undefined))
+    throw new SpoutError(
+      ErrorCode.CorruptState,
+      `ZooKeeper node ${path} holds no valid position (${JSON.stringify(position)}): remove it or fix it by hand`,
+    );
+  return {
+    position,
+    version: node.version,
+    writer: typeof owner === 'string' ? owner : undefined,
+    updatedAt: typeof updatedAt === 'string' ? updatedAt : undefined,
+  };
+}
+
+/** A lease node's content: who holds it, since when. */
+export function leaseValue(owner: string): Buffer {
+  return encode({ v: 1, owner, acquiredAt: new Date().toISOString() });
+}
+
+/** The owner a lease node names; throws SpoutError (CorruptState) when it names none. */
+export function leaseOwnerOf(path: string, data: Buffer): string {
+  const owner = decode<{ v: 1; owner: string }>(path, data).owner;
+  if (typeof owner !== 'string')
+    throw new SpoutError(ErrorCode.CorruptState, `ZooKeeper node ${path} names no owner: remove it or fix it by hand`);
+  return owner;
+}
+
+/** A finished marker's content: when, and the shard's last sequence number when known. */
+export function finishedValue(lastSequenceNumber?: string): Buffer {
+  return encode({ v: 1, finishedAt: new Date().toISOString(), lastSequenceNumber });
+}
+
+/** An ended marker's content: when every record of the shard was emitted. */
+export function endedValue(): Buffer {
+  return encode({ v: 1, endedAt: new Date().toISOString() });
+}
+
+/** A member node's content: the task, host and pid, and since when. */
+export function memberValue(info: MemberInfo): Buffer {
+  return encode({ v: 1, ...info, since: new Date().toISOString() });
+}
+
+/** What a member node says; fields of the wrong type are left out. Throws SpoutError when it is no member value. */
+export function memberRecordOf(memberId: string, path: string, data: Buffer): MemberRecord {
+  const { taskIndex, host, pid, since } = decode<{ v: 1 } & Partial<MemberInfo> & { since?: string }>(path, data);
+  return {
+    memberId,
+    taskIndex: typeof taskIndex === 'number' ? taskIndex : undefined,
+    host: typeof host === 'string' ? host : undefined,
+    pid: typeof pid === 'number' ? pid : undefined,
+    since: typeof since === 'string' ? since : undefined,
+  };
+}

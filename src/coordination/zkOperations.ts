@@ -1,0 +1,223 @@
+/**
+ * The ZooKeeper operations (zooKeeper.ts) over node-zookeeper-client, each one request through the session's
+ * bounded exchange (zk.ts), with the ACL each node gets and children watches armed once per path.
+ */
+import zookeeper from 'node-zookeeper-client';
+import type { Scheduler } from '../core/scheduler';
+import { ErrorCode, SpoutError } from '../errors';
+import { digestId } from './acl';
+import { Code, unexpected } from './zkErrors';
+import type { Kind, Reply } from './zkRequests';
+import type { AclEntry, NodeData, TxOp, ZooKeeperOptions } from './zooKeeper';
+
+/** The ACLs a created node gets (`aclFor`). */
+const anyone = new zookeeper.Id('world', 'anyone');
+/** The session's own authenticated identities (ZooKeeper's `auth` scheme): the creator. */
+const creator = new zookeeper.Id('auth', '');
+const Acl = {
+  open: [new zookeeper.ACL(zookeeper.Permission.ALL, anyone)],
+  creatorOnly: [new zookeeper.ACL(zookeeper.Permission.ALL, creator)],
+  /**
+   * The root several applications share: others may add their own application below it (CREATE), and
+   * nothing more; not even list the applications.
+   */
+  root: [new zookeeper.ACL(zookeeper.Permission.CREATE, anyone), new zookeeper.ACL(zookeeper.Permission.ALL, creator)],
+  /** The root's parents, not this application's: readable and extendable by anyone, changed only by their creator. */
+  shared: [
+    new zookeeper.ACL(zookeeper.Permission.READ | zookeeper.Permission.CREATE, anyone),
+    new zookeeper.ACL(zookeeper.Permission.ALL, creator),
+  ],
+};
+
+/** A session's operations, over the one request the session provides: bounded, and credited to its trust. */
+export abstract class ZkOperations {
+  /** Paths with a children watch set and not fired yet: the client adds a listener per call, so arm once. */
+  private readonly childWatches = new Map<string, Set<() => void>>();
+  readonly creatorOnly: { below: string; digestId: string } | undefined;
+
+  protected constructor(
+    protected readonly client: zookeeper.Client,
+    protected readonly scheduler: Scheduler,
+    { auth, creatorOnlyBelow }: Pick<ZooKeeperOptions, 'auth' | 'creatorOnlyBelow'>,
+  ) {
+    if (auth && creatorOnlyBelow !== undefined)
+      this.creatorOnly = { below: creatorOnlyBelow.replace(/\/+$/, ''), digestId: digestId(auth.payload) };
+  }
+
+  protected abstract get requestTimeoutMs(): number;
+
+  /** Sends one request, settled within `timeoutMs` with the code of a server's answer (zkRequests.ts). */
+  protected abstract exchangeWith<R>(
+    what: string,
+    kind: Kind,
+    send: (reply: Reply<R>) => void,
+    timeoutMs?: number,
+  ): Promise<{ code: number; result?: R }>;
+
+  protected exchange<R>(
+    what: string,
+    kind: Kind,
+    send: (reply: Reply<R>) => void,
+    timeoutMs?: number,
+  ): Promise<number> {
+    return this.exchangeWith<R>(what, kind, send, timeoutMs).then((o) => o.code);
+  }
+
+  /** The ACL a node created at `path` gets (see ZooKeeperOptions.creatorOnlyBelow). */
+  aclFor(path: string): zookeeper.ACL[] {
+    const protection = this.creatorOnly;
+    if (!protection) return Acl.open;
+    if (path.startsWith(`${protection.below}/`)) return Acl.creatorOnly;
+    return path === protection.below ? Acl.root : Acl.shared;
+  }
+
+  async getACL(path: string): Promise<AclEntry[] | undefined> {
+    const { code, result } = await this.exchangeWith<zookeeper.ACL[]>(`getACL ${path}`, 'read', (reply) =>
+      this.client.getACL(path, (err, acls) => reply(err, acls)),
+    );
+    if (code !== Code.OK || !result) return undefined;
+    // The client's type definitions say `perms`; its ACL objects have `permission`.
+    return result.map((acl) => ({
+      scheme: acl.id.scheme,
+      id: acl.id.id,
+      perms: (acl as unknown as { permission: number }).permission,
+    }));
+  }
+
+  async create(
+    path: string,
+    data: Buffer,
+    mode: 'persistent' | 'ephemeral',
+    timeoutMs?: number,
+  ): Promise<'created' | 'exists'> {
+    const createMode = mode === 'ephemeral' ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT;
+    const code = await this.exchange<string>(
+      `create ${path}`,
+      'write',
+      (reply) => this.client.create(path, data, this.aclFor(path), createMode, reply),
+      timeoutMs,
+    );
+    if (code === Code.OK) return 'created';
+    if (code === Code.NODE_EXISTS) return 'exists';
+    throw unexpected(code, `create ${path}`);
+  }
+
+  /** Creates `path` and its missing parents, one create each; the whole settles within one request bound. */
+  async mkdirp(path: string): Promise<void> {
+    const deadline = this.scheduler.now() + this.requestTimeoutMs;
+    let prefix = '';
+    for (const part of path.split('/').filter((p) => p.length > 0)) {
+      prefix += `/${part}`;
+      const left = deadline - this.scheduler.now();
+      if (left <= 0)
+        throw new SpoutError(
+          ErrorCode.ZooKeeper,
+          `ZooKeeper mkdirp ${path}: no reply within ${this.requestTimeoutMs} ms`,
+          { retriable: true },
+        );
+      await this.create(prefix, Buffer.alloc(0), 'persistent', left);
+    }
+  }
+
+  async getData(path: string, watch?: () => void): Promise<NodeData | undefined> {
+    const { code, result } = await this.exchangeWith<{ data: Buffer; stat: zookeeper.Stat }>(
+      `getData ${path}`,
+      'read',
+      (reply) => {
+        const callback = (err: unknown, data: Buffer, stat: zookeeper.Stat) => reply(err, { data, stat });
+        if (watch) this.client.getData(path, () => watch(), callback);
+        else this.client.getData(path, callback);
+      },
+    );
+    if (code !== Code.OK || !result) return undefined;
+    return {
+      data: result.data ?? Buffer.alloc(0),
+      version: result.stat.version,
+      ephemeralOwner: result.stat.ephemeralOwner.toString('hex'),
+    };
+  }
+
+  /** Returns the new version, or 'conflict' when the version did not match or the node is gone. */
+  async setData(path: string, data: Buffer, version: number): Promise<number | 'conflict'> {
+    const { code, result } = await this.exchangeWith<zookeeper.Stat>(`setData ${path}`, 'write', (reply) =>
+      this.client.setData(path, data, version, reply),
+    );
+    if (code === Code.OK && result) return result.version;
+    if (code === Code.BAD_VERSION || code === Code.NO_NODE) return 'conflict';
+    throw unexpected(code, `setData ${path}`);
+  }
+
+  /** Children of `path`, [] when it does not exist. `watch` is called once, at the next change. */
+  async getChildren(path: string, watch?: () => void): Promise<string[]> {
+    let arm = false;
+    if (watch) {
+      const pending = this.childWatches.get(path);
+      if (pending) pending.add(watch);
+      else {
+        this.childWatches.set(path, new Set([watch]));
+        arm = true;
+      }
+    }
+    try {
+      const { code, result } = await this.exchangeWith<string[]>(`getChildren ${path}`, 'read', (reply) => {
+        const callback = (err: unknown, children: string[]) => reply(err, children);
+        if (arm) {
+          this.client.getChildren(
+            path,
+            () => {
+              const watchers = this.childWatches.get(path) ?? new Set();
+              this.childWatches.delete(path);
+              for (const w of watchers) w();
+            },
+            callback,
+          );
+        } else this.client.getChildren(path, callback);
+      });
+      return code === Code.OK && result ? result : [];
+    } catch (err) {
+      // Not armed after all: the next call arms again (a late reply may still arm the client's watcher,
+      // which then only fires the watchers pending at that time: early, never lost).
+      if (arm) this.childWatches.delete(path);
+      throw err;
+    }
+  }
+
+  /** Removes one node at `version` (-1: any); false when it was already gone or had another version. */
+  async remove(path: string, version: number): Promise<boolean> {
+    const code = await this.exchange<void>(`remove ${path}`, 'write', (reply) =>
+      this.client.remove(path, version, reply),
+    );
+    if (code === Code.OK) return true;
+    if (code === Code.NO_NODE || code === Code.BAD_VERSION) return false;
+    throw unexpected(code, `remove ${path}`);
+  }
+
+  /** Removes `path` and everything below it (the client's own removeRecursive fails below depth 1). */
+  async removeTree(path: string): Promise<void> {
+    for (const child of await this.getChildren(path)) await this.removeTree(`${path}/${child}`);
+    await this.remove(path, -1);
+  }
+
+  /** Atomic multi-op; resolves false when a check/version failed (nothing was applied). */
+  async transaction(ops: TxOp[]): Promise<boolean> {
+    const code = await this.exchange<unknown>('transaction', 'write', (reply) => {
+      const tx = this.client.transaction();
+      for (const op of ops) {
+        if (op.op === 'create')
+          tx.create(
+            op.path,
+            op.data,
+            this.aclFor(op.path),
+            op.ephemeral ? zookeeper.CreateMode.EPHEMERAL : zookeeper.CreateMode.PERSISTENT,
+          );
+        else if (op.op === 'set') tx.setData(op.path, op.data, op.version);
+        else if (op.op === 'check') tx.check(op.path, op.version);
+        else tx.remove(op.path, op.version);
+      }
+      tx.commit(reply);
+    });
+    if (code === Code.OK) return true;
+    if (code === Code.BAD_VERSION || code === Code.NO_NODE || code === Code.NODE_EXISTS) return false;
+    throw unexpected(code, 'transaction');
+  }
+}
