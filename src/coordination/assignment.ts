@@ -32,8 +32,16 @@ export function preferenceScore(member: string, shardId: string): number {
 }
 
 /**
+ * Names a task the topology declares that has not joined yet (the start grace counts it as a member). Such
+ * a member takes the extra shares first: a task that joins early takes only what it keeps whoever joins
+ * after it, so the first tasks of a deploy never hold a shard they must hand over once the others come.
+ */
+export const NOT_JOINED_PREFIX = '~not-joined-yet-';
+
+/**
  * How many shards each member should hold: within one of each other, and the extra ones go to the
- * members that already hold the most, so a change moves as few leases as possible.
+ * members not joined yet, then to those that already hold the most, so a change moves as few leases as
+ * possible.
  */
 export function shareTargets(
   members: readonly string[],
@@ -44,8 +52,9 @@ export function shareTargets(
   if (members.length === 0) return targets;
   const floor = Math.floor(total / members.length);
   let extra = total % members.length;
+  const notJoined = (member: string) => (member.startsWith(NOT_JOINED_PREFIX) ? 0 : 1);
   const byHolding = [...members].sort(
-    (a, b) => (held.get(b) ?? 0) - (held.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0),
+    (a, b) => notJoined(a) - notJoined(b) || (held.get(b) ?? 0) - (held.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0),
   );
   for (const member of byHolding) {
     targets.set(member, floor + (extra > 0 ? 1 : 0));

@@ -11,6 +11,7 @@ import type { Position } from '../core/position';
 import type { Scheduler } from '../core/scheduler';
 import type { ShardNode } from '../core/shard';
 import { startGraceMs } from '../core/timings';
+import { NOT_JOINED_PREFIX } from '../coordination/assignment';
 import { isThrottling } from '../kinesis/errors';
 import { roundFailure } from './joinFailure';
 import { LogLevel, type Reporter } from '../core/log';
@@ -137,7 +138,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
     const missing = this.deps.taskCount - members.length;
     if (missing <= 0 || this.deps.scheduler.now() - session.joinedAt >= startGraceMs(session.zk.sessionTimeoutMs))
       return members;
-    return [...members, ...Array.from({ length: missing }, (_, i) => `~not-joined-yet-${i}`)];
+    return [...members, ...Array.from({ length: missing }, (_, i) => `${NOT_JOINED_PREFIX}${i}`)];
   }
 
   private async assign(session: Sess): Promise<void> {

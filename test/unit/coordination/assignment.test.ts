@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import {
+  NOT_JOINED_PREFIX,
   planLeases,
   readableShards,
   shareTargets,
@@ -32,6 +33,24 @@ describe('readableShards (parents first)', () => {
 });
 
 describe('shareTargets', () => {
+  it('gives the extra shares to declared tasks not joined yet, so that early tasks keep what they take', () => {
+    const waiting = (i: number) => `${NOT_JOINED_PREFIX}${i}`;
+    // 4 shards, 3 declared tasks, joining one after another: nobody ever holds more than it keeps.
+    expect(shareTargets(['task1', waiting(0), waiting(1)], new Map(), 4).get('task1')).toBe(1);
+    const two = shareTargets(['task0', 'task1', waiting(0)], new Map([['task1', 1]]), 4);
+    expect([two.get('task0'), two.get('task1'), two.get(waiting(0))]).toEqual([1, 1, 2]);
+    const all = shareTargets(
+      ['task0', 'task1', 'task2'],
+      new Map([
+        ['task0', 1],
+        ['task1', 1],
+      ]),
+      4,
+    );
+    expect([...all.values()].reduce((a, b) => a + b)).toBe(4);
+    expect(all.get('task0')! >= 1 && all.get('task1')! >= 1).toBe(true);
+  });
+
   it('spreads shards within one of each other, extras to the members holding most', () => {
     fc.assert(
       fc.property(
