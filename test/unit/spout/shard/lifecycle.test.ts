@@ -86,6 +86,19 @@ describe('shard lifecycle', () => {
       }),
       { numRuns: 2_000 },
     );
+    // The way to SHARD_END takes several rare events in a row, so random walks miss it now and then:
+    // walked once on purpose, so that this test says whether the table reaches it, not whether the dice did.
+    let phase: ShardPhase = { kind: 'starting' };
+    const toShardEnd: ShardEvent[] = [
+      { kind: 'started', from: { kind: 'TRIM_HORIZON' } },
+      { kind: 'endReached', now: 0 },
+      { kind: 'tick', now: 300, buffered: 0, inFlight: 0, announceEnd: false },
+      { kind: 'shardEndWritten' },
+    ];
+    for (const e of toShardEnd) {
+      phase = transition(phase, e).phase;
+      reached.add(phaseName(phase));
+    }
     expect([...reached].sort()).toEqual([...ALL_PHASES].sort());
   });
 
