@@ -1,32 +1,9 @@
-import type { ShardNode } from '../../../src/core/shard';
 import { FULL_LISTING_EVERY } from '../../../src/core/timings';
-import { STALE_RECHECK_FIRST_MS, ShardListing, type ShardLister } from '../../../src/spout/shardListing';
-
-const shard = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });
-
-/** A stream whose shards the test sets; counts the listings asked of it. */
-class TestStream implements ShardLister {
-  fullListings = 0;
-  looksPast: string[] = [];
-  private shards: ShardNode[] = [shard('s-0'), shard('s-1')];
-
-  setShards(...shards: ShardNode[]): void {
-    this.shards = shards;
-  }
-
-  async all(): Promise<ShardNode[]> {
-    this.fullListings += 1;
-    return [...this.shards];
-  }
-
-  async after(lastShardId: string): Promise<ShardNode[]> {
-    this.looksPast.push(lastShardId);
-    return this.shards.filter((s) => s.shardId > lastShardId);
-  }
-}
+import { STALE_RECHECK_FIRST_MS, ShardListing } from '../../../src/spout/shardListing';
+import { shard, TestStream } from './fakes/roundFakes';
 
 function setup(recheckMaxMs = 30_000) {
-  const stream = new TestStream();
+  const stream = new TestStream(shard('s-0'), shard('s-1'));
   let now = 0;
   const listing = new ShardListing(stream, () => now, recheckMaxMs);
   const advance = (ms: number) => {

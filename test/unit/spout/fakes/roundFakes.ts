@@ -133,9 +133,10 @@ export class TestHeldShards implements HeldLeases<RoundSession, TestShard> {
   }
 }
 
-/** A stream whose shards the test sets; counts full listings. */
+/** A stream whose shards the test sets; counts full listings and where each partial look started. */
 export class TestStream implements ShardLister {
   fullListings = 0;
+  readonly looksPast: string[] = [];
   private shards: ShardNode[];
 
   constructor(...shards: ShardNode[]) {
@@ -152,6 +153,7 @@ export class TestStream implements ShardLister {
   }
 
   async after(lastShardId: string): Promise<ShardNode[]> {
+    this.looksPast.push(lastShardId);
     return this.shards.filter((s) => s.shardId > lastShardId);
   }
 }
