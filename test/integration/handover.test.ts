@@ -12,11 +12,15 @@ import { sleep } from '../helpers/flowChecks';
 
 const suite = flowSuite();
 
-async function newFlow(shards: number, seed: number): Promise<Flow> {
+async function newFlow(shards: number, seed: number, overrides: Record<string, unknown> = {}): Promise<Flow> {
   const stream = await suite.newStream(shards);
   // A hand-over waits for the giver's failed tuples to be acked: long enough for a few retries, which wait
   // long enough that some failed tuple is usually pending when a shard is handed over.
-  const flow = suite.flow(stream, { handoffTimeoutMs: 4_000, retry: { initialBackoffMs: 300, maxBackoffMs: 600 } });
+  const flow = suite.flow(stream, {
+    handoffTimeoutMs: 4_000,
+    retry: { initialBackoffMs: 300, maxBackoffMs: 600 },
+    ...overrides,
+  });
   flow.failTuples({ rate: 0.05, seed });
   return flow;
 }
@@ -37,7 +41,11 @@ async function expectNoNeedlessDuplicates(f: Flow): Promise<void> {
 const handOvers = (f: Flow) => f.spouts.flatMap((s) => s.logs.filter((l) => l.msg.startsWith('handing ')));
 
 test('a deploy of three tasks: each takes its share from the start, nothing moves, nothing is emitted twice', async () => {
-  const f = await newFlow(6, 1);
+  // The start grace is the session timeout: the suite's 4 s is shorter than three processes started one
+  // after another can take to join on a loaded machine (then the first hands a shard to the last, as it
+  // should). A deploy's tasks start within the grace; this one does with 10 s.
+  const zookeeper = { connect: suite.services.zk.connectString, sessionTimeoutMs: 10_000, root: '/it' };
+  const f = await newFlow(6, 1, { zookeeper });
   await f.putBatch(300);
   f.startProducer();
   for (const task of [1, 2, 3]) await f.addSpout(task, [1, 2, 3]);
