@@ -127,15 +127,16 @@ describe('retry backoff', () => {
   });
 });
 
-describe('OwnedShard', () => {
-  const record = (n: number) => ({
-    shardId: 's',
-    sequenceNumber: String(n),
-    partitionKey: 'k',
-    data: new Uint8Array(),
-    arrivalMs: 0,
-  });
+/** A plain record of shard `s` with sequence number `n`. */
+const record = (n: number) => ({
+  shardId: 's',
+  sequenceNumber: String(n),
+  partitionKey: 'k',
+  data: new Uint8Array(),
+  arrivalMs: 0,
+});
 
+describe('OwnedShard', () => {
   it('re-emits due retries first, earliest due first, then the buffer', () => {
     const shard = new OwnedShard('s', 0);
     shard.push([record(1), record(2), record(3), record(4)]);
@@ -199,14 +200,6 @@ describe('compareSequence', () => {
 });
 
 describe('OwnedShard hand-over', () => {
-  const record = (n: number) => ({
-    shardId: 's',
-    sequenceNumber: String(n),
-    partitionKey: 'k',
-    data: new Uint8Array(),
-    arrivalMs: 0,
-  });
-
   it('re-emits its failed records, and nothing new, until every one is acked', () => {
     const shard = new OwnedShard('s', 0);
     shard.push([record(1), record(2), record(3), record(4)]);
