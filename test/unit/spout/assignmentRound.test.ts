@@ -1,5 +1,5 @@
 /** The assignment round through injected collaborators: shares, start grace, hand-over, reconcile, loops, listings. */
-import { loadConfig } from '../../../src/config/config';
+import { testConfig } from './fakes/testConfig';
 import { AssignmentRound, type RoundSession } from '../../../src/spout/assignmentRound';
 import { Reporter } from '../../../src/core/log';
 import { ShardListing } from '../../../src/spout/shardListing';
@@ -26,14 +26,7 @@ function setup(options: { taskCount?: number; shards?: number } = {}) {
   const stream = new TestStream(...Array.from({ length: options.shards ?? 4 }, (_, i) => shard(`s-${i}`)));
   const listing = new ShardListing(stream, () => clock.now(), 30_000);
   let session: RoundSession | undefined = testSession(state);
-  const config = loadConfig({
-    'kinesis.spout': {
-      streamName: 's',
-      region: 'us-east-1',
-      applicationName: 'app',
-      zookeeper: { connect: 'zk:2181' },
-    },
-  });
+  const config = testConfig();
   const round = new AssignmentRound<RoundSession, TestShard>({
     config,
     scheduler: clock,

@@ -1,5 +1,5 @@
 /** The session keeper through injected joins: retries, expiry and rejoin, refusing a re-created stream. */
-import { loadConfig } from '../../../src/config/config';
+import { testConfig } from './fakes/testConfig';
 import type { ConnectionState } from '../../../src/coordination/zooKeeper';
 import type { Bootstrap } from '../../../src/core/position';
 import type { ShardNode } from '../../../src/core/shard';
@@ -83,14 +83,7 @@ function setup() {
   const joins = new TestJoins();
   const events: string[] = [];
   let identity = { streamArn: STREAM_ARN, createdMs: 1_000 };
-  const config = loadConfig({
-    'kinesis.spout': {
-      streamName: 's',
-      region: 'us-east-1',
-      applicationName: 'app',
-      zookeeper: { connect: 'zk:2181' },
-    },
-  });
+  const config = testConfig();
   const keeper = new SessionKeeper<TestSession>({
     config,
     scheduler: clock,
