@@ -23,6 +23,8 @@ export class SpoutError extends Error {
 
 /** A short, single-line description of any thrown value, for logs. */
 export function describeError(err: unknown): string {
+  // Our own errors already say what happened in the user's words: no internal name or code in front.
+  if (err instanceof SpoutError) return err.message.replace(/\s+/g, ' ');
   if (err instanceof Error) {
     const name = (err as { name?: string }).name ?? 'Error';
     const code = (err as { code?: unknown }).code;

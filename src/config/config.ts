@@ -87,6 +87,8 @@ function explain(error: ErrorObject, config: unknown): SpoutError {
       'exactly one of streamName or streamArn is required',
     );
   }
+  if (path === 'region' && error.keyword === 'pattern')
+    return badConfig(key, value, 'must be an AWS region name such as "us-east-1" (letters, digits and dashes)');
   switch (error.keyword) {
     case 'additionalProperties': {
       const schemaNode = valueAt(

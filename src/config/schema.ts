@@ -51,7 +51,12 @@ export const configSchema = {
       pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+$',
       description: 'Stream ARN, instead of `streamName`.',
     },
-    region: { type: 'string', minLength: 1, description: 'AWS region of the stream.' },
+    region: {
+      type: 'string',
+      // What the AWS SDK accepts as a region (one DNS label); anything else fails every call, not at start.
+      pattern: '^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$',
+      description: 'AWS region of the stream (e.g. `us-east-1`).',
+    },
     endpoint: {
       type: 'string',
       pattern: '^https?://',

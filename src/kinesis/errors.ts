@@ -25,7 +25,6 @@ const CREDENTIALS = [
   'UnrecognizedClientException',
   'InvalidSignatureException',
   'ExpiredTokenException',
-  'CredentialsProviderError',
   'InvalidClientTokenId',
   'MissingAuthenticationToken',
 ];
@@ -57,6 +56,14 @@ export function kinesisProblem(err: unknown, stream: string): KinesisProblem {
       transient: name === 'KMSThrottlingException',
       reportAfter: name === 'KMSThrottlingException' ? 5 : 1,
       fix: `the stream is encrypted: the worker's role needs kms:Decrypt on the stream's key, and the key must be enabled (${stream})`,
+    };
+  }
+  if (name === 'CredentialsProviderError') {
+    return {
+      name,
+      transient: false,
+      reportAfter: 1,
+      fix: 'no AWS credentials were found on the worker host: give the worker a role (instance profile, EKS pod identity) or set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE in its environment',
     };
   }
   if (CREDENTIALS.includes(name)) {

@@ -29,7 +29,8 @@ reset   moves checkpoints (of every shard, or of --shards and their descendants)
         for "yes" (--yes: do not ask); refuses while a lease is held unless --force.
 
 Exit codes: 0 done; 1 ZooKeeper/Kinesis failure; 2 bad argument or configuration; 3 no such application;
-            4 reset refused: a lease is held; 5 reset not confirmed; 6 reset: state changed, nothing written.`;
+            4 reset refused: a lease is held; 5 reset not confirmed; 6 reset: state changed, nothing written;
+            7 status printed a PROBLEM line (without --watch).`;
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 

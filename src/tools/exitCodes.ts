@@ -14,6 +14,8 @@ export const ExitCode = {
   NotConfirmed: 5,
   /** reset: the state changed between the plan and the write; nothing written. */
   Conflict: 6,
+  /** status: printed, and it names a problem (a `PROBLEM` line; `"problem"` in `--json`). */
+  Problem: 7,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

@@ -36,8 +36,9 @@ export async function runStatus(options: StatusOptions, io: ToolIo): Promise<num
   try {
     const show = (report: StatusReport) => io.out(options.json ? JSON.stringify(report) : renderStatus(report));
     if (options.watchSeconds === undefined) {
-      show(await statusOnce(app, io.now));
-      return ExitCode.Ok;
+      const report = await statusOnce(app, io.now);
+      show(report);
+      return report.shards.some((s) => s.problem) ? ExitCode.Problem : ExitCode.Ok;
     }
     let stopped = false;
     void io.interrupted().then(() => (stopped = true));

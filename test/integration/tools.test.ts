@@ -482,3 +482,29 @@ test('status --watch outlives a ZooKeeper outage longer than its session: it rep
     await zk.stop();
   }
 });
+
+test('status exits 7 when it prints a PROBLEM line (a checkpoint node it cannot read), 0 once the node is fixed', async () => {
+  const stream = await newStream(1);
+  const app = uniqueName('app');
+  const config = configFile(stream, app);
+  const base = stateBase(stream, app);
+  await putRecords(suite.services.client, stream, records(3, 'r'));
+  const driver = await suite.spout(stream, app);
+  await driver.pump(() => driver.emits.length >= 3);
+  await driver.stop();
+  const [shard] = await shardIdsOf(stream);
+  const node = `${base}/checkpoints/${shard}`;
+  const good = await suite.services.inspector.getData(node);
+  await suite.services.inspector.setData(node, Buffer.from('not json'), good!.version);
+
+  const json = await runTool(['status', '--config', config, '--json']);
+  expect(json.code).toBe(7);
+  expect(shardOf(JSON.parse(json.stdout) as StatusReport, shard).problem).toContain(shard);
+  const table = await runTool(['status', '--config', config]);
+  expect(table.code).toBe(7);
+  expect(table.stdout).toContain(`PROBLEM ${shard}:`);
+
+  const broken = await suite.services.inspector.getData(node);
+  await suite.services.inspector.setData(node, good!.data, broken!.version);
+  expect((await runTool(['status', '--config', config])).code).toBe(0);
+});

@@ -102,6 +102,10 @@ describe('configuration', () => {
       'kinesis.spout.retry.deadLetterStream = "default": must differ from outputStream',
     ],
     [
+      { ...minimal, applicationName: 'a', region: 'us east 1' },
+      'kinesis.spout.region = "us east 1": must be an AWS region name such as "us-east-1" (letters, digits and dashes)',
+    ],
+    [
       { ...minimal, applicationName: 'a', retry: { maxRetries: -2 } },
       'kinesis.spout.retry.maxRetries = -2: must be >= -1',
     ],

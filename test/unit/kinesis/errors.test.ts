@@ -11,6 +11,14 @@ describe('kinesisProblem', () => {
     expect(kinesisProblem(named('ExpiredTokenException'), 's').fix).toContain('credential');
   });
 
+  it('tells credentials that were not found from credentials that were refused', () => {
+    const none = kinesisProblem(named('CredentialsProviderError'), 's');
+    expect(none).toMatchObject({ transient: false, reportAfter: 1 });
+    expect(none.fix).toMatch(/^no AWS credentials were found/);
+    expect(none.fix).not.toContain('refused');
+    expect(kinesisProblem(named('UnrecognizedClientException'), 's').fix).toContain('refused');
+  });
+
   it('reports what usually passes only once it persists', () => {
     expect(kinesisProblem(named('ProvisionedThroughputExceededException'), 's')).toMatchObject({
       transient: true,
