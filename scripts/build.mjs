@@ -1,11 +1,13 @@
 // Bundles the spout into one self-contained file that a topology jar carries under resources/, and writes
-// beside it the licenses of every package the bundle contains (shipped in the npm package and the jar).
+// beside it the licenses of every package the bundle contains (shipped in the npm package and the jar) and
+// the configuration's JSON schema (the Java module validates the kinesis.spout map with it at build time).
 import { build } from 'esbuild';
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 const outfile = 'multilang/resources/kinesis-spout.cjs';
 const noticesFile = 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt';
+const schemaFile = 'multilang/resources/kinesis-spout.schema.json';
 
 const result = await build({
   entryPoints: ['src/cli/kinesis-spout.ts'],
@@ -21,6 +23,21 @@ const result = await build({
 });
 chmodSync(outfile, 0o755);
 writeFileSync(noticesFile, notices(bundledPackages(result.metafile.outputs[outfile].inputs)));
+writeFileSync(schemaFile, `${JSON.stringify(await configSchema(), null, 1)}\n`);
+
+/** The schema object of src/config/schema.ts, as the spout itself validates with it. */
+async function configSchema() {
+  const bundled = await build({
+    entryPoints: ['src/config/schema.ts'],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'esm',
+    logLevel: 'warning',
+  });
+  const source = Buffer.from(bundled.outputFiles[0].contents).toString('base64');
+  return (await import(`data:text/javascript;base64,${source}`)).configSchema;
+}
 
 /** The package folders whose files contributed bytes to the bundle (tree-shaken-away files do not count). */
 function bundledPackages(inputs) {

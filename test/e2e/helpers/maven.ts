@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 export const REPO = resolve(__dirname, '../../..');
 export const SPOUT_SCRIPT = join(REPO, 'multilang/resources/kinesis-spout.cjs');
 const SPOUT_LICENSES = join(REPO, 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt');
+const SPOUT_SCHEMA = join(REPO, 'multilang/resources/kinesis-spout.schema.json');
 export const MODULE_DIR = join(REPO, 'storm');
 const MODULE_JAR = 'kinesis-shell-spout-0.1.0.jar';
 /** Where `mvn install` puts the module, and where the examples' builds take it from. */
@@ -66,7 +67,7 @@ export async function mavenInstallModule(): Promise<string> {
 function installModule(): void {
   const built = join(MODULE_DIR, 'target', MODULE_JAR);
   const stamp = join(MODULE_DIR, 'target', 'e2e-inputs.sha256');
-  const hash = inputsHash(MODULE_DIR, [SPOUT_SCRIPT, SPOUT_LICENSES]);
+  const hash = inputsHash(MODULE_DIR, [SPOUT_SCRIPT, SPOUT_LICENSES, SPOUT_SCHEMA]);
   const upToDate =
     existsSync(stamp) &&
     readFileSync(stamp, 'utf8') === hash &&

@@ -56,14 +56,18 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     private static final String BUCKET_SECS_KEY = Config.TOPOLOGY_BUILTIN_METRICS_BUCKET_SIZE_SECS;
     private static final int DEFAULT_BUCKET_SECS = 60;
 
+    /** Loaded once per JVM, when the first spout is made. */
+    private static ConfigSchema schema;
+
     private final HashMap<String, Object> spoutConf;
     private final SpoutStreams streams;
     private final boolean registerJsonTypes;
 
     /**
-     * @param spoutConf the {@code kinesis.spout} map (see the project's docs/configuration.md); the
-     *                  keys that decide what is declared ({@code outputFields}, {@code outputStream},
-     *                  {@code retry}) are checked here, the rest by the process at start
+     * @param spoutConf the {@code kinesis.spout} map (see the project's docs/configuration.md), checked
+     *                  here against the configuration's schema (every key, type and allowed value) and for
+     *                  what decides the declared streams; what depends on the topology conf (defaults from
+     *                  Storm's ZooKeeper and topology name) is checked by the process at start
      * @throws IllegalArgumentException naming the key, if one of those is malformed
      */
     public KinesisShellSpout(Map<String, Object> spoutConf) {
@@ -73,6 +77,7 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     KinesisShellSpout(Map<String, Object> spoutConf, String node, boolean registerJsonTypes) {
         super(node, SCRIPT);
         this.spoutConf = copy(Objects.requireNonNull(spoutConf, "the kinesis.spout map"));
+        schema().validate(this.spoutConf);
         this.streams = SpoutStreams.from(this.spoutConf);
         this.registerJsonTypes = registerJsonTypes && "json".equals(spoutConf.get("dataFormat"));
     }
@@ -151,6 +156,13 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     }
 
     /** A serializable deep copy: Storm serializes the spout, and a caller's map may be immutable or shared. */
+    private static synchronized ConfigSchema schema() {
+        if (schema == null) {
+            schema = ConfigSchema.load();
+        }
+        return schema;
+    }
+
     static HashMap<String, Object> copy(Map<String, Object> map) {
         HashMap<String, Object> copied = new HashMap<>();
         map.forEach((k, v) -> copied.put(k, copyValue(v)));

@@ -4,19 +4,16 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.HashSet;
 
 /**
  * The streams the spout process emits on, read from the {@code kinesis.spout} map: what the Java side
- * must declare so that the process's handshake check (declared fields = configured fields) passes.
- * Only the keys needed here are checked; the process validates the whole map at start.
+ * must declare so that the process's handshake check (declared fields = configured fields) passes. The map
+ * was checked against the configuration's schema first ({@link ConfigSchema}): here only the defaults and
+ * the one rule between keys that the schema cannot say.
  */
 final class SpoutStreams implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    /** Every field the script can put in a tuple; {@code subSequence} (a KPL user record's index) is not a default. */
-    static final List<String> TUPLE_FIELDS = List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp", "subSequence");
     static final List<String> DEFAULT_OUTPUT_FIELDS = List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp");
     static final String DEFAULT_OUTPUT_STREAM = "default";
     static final String DEFAULT_DEAD_LETTER_STREAM = "deadLetter";
@@ -34,26 +31,22 @@ final class SpoutStreams implements Serializable {
         this.deadLetterStream = deadLetterStream;
     }
 
+    /** @param spoutConf a map the schema accepted */
+    @SuppressWarnings("unchecked")
     static SpoutStreams from(Map<String, Object> spoutConf) {
-        List<String> fields = outputFields(spoutConf.get("outputFields"));
-        String stream = streamName(spoutConf.get("outputStream"), "outputStream", DEFAULT_OUTPUT_STREAM);
-        Object retry = spoutConf.get("retry");
-        if (retry != null && !(retry instanceof Map)) {
-            throw bad("retry", retry, "an object");
+        Object fields = spoutConf.get("outputFields");
+        List<String> outputFields = fields == null ? DEFAULT_OUTPUT_FIELDS : List.copyOf((List<String>) fields);
+        String stream = (String) spoutConf.getOrDefault("outputStream", DEFAULT_OUTPUT_STREAM);
+        Map<String, Object> retry = (Map<String, Object>) spoutConf.getOrDefault("retry", Map.of());
+        if (!"deadLetter".equals(retry.get("onExhausted"))) {
+            return new SpoutStreams(outputFields, stream, null);
         }
-        Map<?, ?> retryConf = retry == null ? Map.of() : (Map<?, ?>) retry;
-        Object onExhausted = retryConf.get("onExhausted");
-        if (onExhausted != null && !onExhausted.equals("skip") && !onExhausted.equals("deadLetter")) {
-            throw bad("retry.onExhausted", onExhausted, "\"skip\" or \"deadLetter\"");
-        }
-        String deadLetters = streamName(retryConf.get("deadLetterStream"), "retry.deadLetterStream", DEFAULT_DEAD_LETTER_STREAM);
-        if (!"deadLetter".equals(onExhausted)) {
-            return new SpoutStreams(fields, stream, null);
-        }
+        String deadLetters = (String) retry.getOrDefault("deadLetterStream", DEFAULT_DEAD_LETTER_STREAM);
         if (deadLetters.equals(stream)) {
-            throw bad("retry.deadLetterStream", deadLetters, "a stream other than outputStream");
+            throw new IllegalArgumentException("bad configuration: kinesis.spout.retry.deadLetterStream = \"" + deadLetters
+                + "\": must differ from outputStream");
         }
-        return new SpoutStreams(fields, stream, deadLetters);
+        return new SpoutStreams(outputFields, stream, deadLetters);
     }
 
     /** The output fields, then the attempts and the time of the last failure. */
@@ -61,37 +54,5 @@ final class SpoutStreams implements Serializable {
         List<String> fields = new ArrayList<>(outputFields);
         fields.addAll(DEAD_LETTER_EXTRA_FIELDS);
         return fields;
-    }
-
-    private static List<String> outputFields(Object value) {
-        if (value == null) {
-            return DEFAULT_OUTPUT_FIELDS;
-        }
-        String allowed = "a non-empty list of distinct names among " + TUPLE_FIELDS;
-        if (!(value instanceof List<?> list) || list.isEmpty() || new HashSet<>(list).size() != list.size()) {
-            throw bad("outputFields", value, allowed);
-        }
-        List<String> fields = new ArrayList<>();
-        for (Object field : list) {
-            if (!TUPLE_FIELDS.contains(field)) {
-                throw bad("outputFields", value, allowed);
-            }
-            fields.add((String) field);
-        }
-        return List.copyOf(fields);
-    }
-
-    private static String streamName(Object value, String key, String fallback) {
-        if (value == null) {
-            return fallback;
-        }
-        if (!(value instanceof String name) || name.isEmpty()) {
-            throw bad(key, value, "a non-empty string");
-        }
-        return name;
-    }
-
-    private static IllegalArgumentException bad(String key, Object value, String allowed) {
-        return new IllegalArgumentException("bad configuration: kinesis.spout." + key + " = " + Objects.toString(value) + ": must be " + allowed);
     }
 }

@@ -93,6 +93,14 @@ class KinesisShellSpoutTest {
         }
     }
 
+    @Test
+    void everyKeyIsCheckedAgainstTheSchemaWhenTheSpoutIsMade() {
+        IllegalArgumentException typo = assertThrows(IllegalArgumentException.class, () -> new KinesisShellSpout(conf("checkpointIntervalMS", 500)));
+        assertTrue(typo.getMessage().startsWith("bad configuration: kinesis.spout.checkpointIntervalMS = 500: unknown key"), typo.getMessage());
+        IllegalArgumentException type = assertThrows(IllegalArgumentException.class, () -> new KinesisShellSpout(conf("deaggregate", "yes")));
+        assertEquals("bad configuration: kinesis.spout.deaggregate = \"yes\": must be a boolean", type.getMessage());
+    }
+
     private static final Map<String, String> EMPTY_MAP_REGISTRATION = Map.of("java.util.Collections$EmptyMap", "io.github.kinesisshellspout.EmptyMapSerializer");
 
     @Test
