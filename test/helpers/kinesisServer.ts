@@ -32,7 +32,8 @@ const DURATION_VARIABLES = [
   'STOP_STREAM_ENCRYPTION_DURATION',
 ];
 
-export async function startKinesisLocal(): Promise<KinesisServer> {
+/** kinesis-local on free ports; `extraEnv` adds its own settings (e.g. `INITIALIZE_STREAMS`). */
+export async function startKinesisLocal(extraEnv: NodeJS.ProcessEnv = {}): Promise<KinesisServer> {
   const main = require.resolve('kinesis-local/main.js');
   const port = await freePort();
   let tlsPort = await freePort();
@@ -50,6 +51,7 @@ export async function startKinesisLocal(): Promise<KinesisServer> {
     SHOULD_PERSIST_DATA: 'false',
   };
   for (const name of DURATION_VARIABLES) env[name] = TRANSITION;
+  Object.assign(env, extraEnv);
 
   return launch('kinesis-local', process.execPath, [main], env, port, (status) => status === 200);
 }

@@ -60,6 +60,11 @@ export async function mavenInstallModule(): Promise<string> {
   return INSTALLED_MODULE_JAR;
 }
 
+/** `mvn package` of a project outside the repository (a user's topology), under the one Maven lock. */
+export async function mavenPackage(projectDir: string): Promise<void> {
+  await withLock(join(REPO, 'topology-examples', 'target', 'maven.lock'), () => mvnOfflineFirst(projectDir, 'package'));
+}
+
 /**
  * `mvn install` of storm/ (compiles, runs its JUnit tests, packs the bundle) unless the jar in the local
  * repository is the one built from the current inputs: another checkout may have installed its own.
