@@ -139,7 +139,8 @@ export class FanOutReader implements ShardRecordReader {
     const { events, shardId } = this;
     const { kinesis, scheduler, stream, consumer } = this.options;
     const consumerArn = await consumer.arn(signal);
-    await scheduler.sleep(this.lastSubscribeAt + SUBSCRIBE_GAP_MS - scheduler.now(), signal);
+    const gap = this.lastSubscribeAt + SUBSCRIBE_GAP_MS - scheduler.now();
+    if (gap > 0) await scheduler.sleep(gap, signal);
     if (signal.aborted) return false;
     this.lastSubscribeAt = scheduler.now();
     const from = this.position;
