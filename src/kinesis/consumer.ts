@@ -20,6 +20,24 @@ import type { StreamRef } from './shards';
 /** Which consumer: one the spout registers by name, or one the operator manages, by ARN. */
 export type ConsumerRef = { consumerName: string } | { consumerArn: string };
 
+/** The consumer a configuration names: its consumerArn, else consumerName, else the application's name. */
+export function consumerRefOf(config: {
+  consumerArn?: string;
+  consumerName?: string;
+  applicationName: string;
+}): ConsumerRef {
+  return config.consumerArn !== undefined
+    ? { consumerArn: config.consumerArn }
+    : { consumerName: config.consumerName ?? config.applicationName };
+}
+
+/** The stream's ARN (a consumer belongs to it): given, or described. */
+export async function streamArnOf(kinesis: KinesisApi, stream: StreamRef): Promise<string> {
+  if (stream.streamArn) return stream.streamArn;
+  const summary = await kinesis.send(new DescribeStreamSummaryCommand({ StreamName: stream.streamName }));
+  return summary.StreamDescriptionSummary!.StreamARN!;
+}
+
 /** Registering takes Kinesis some seconds; past this the wait is reported, and goes on. */
 export const CONSUMER_ACTIVE_WAIT_MS = 120_000;
 const DESCRIBE_GAP_MIN_MS = 500;
@@ -110,7 +128,7 @@ export class StreamConsumer {
 
   private async prepare(): Promise<string> {
     if ('consumerArn' in this.ref) return this.waitActive({ ConsumerARN: this.ref.consumerArn }, this.ref.consumerArn);
-    const streamArn = await this.streamArn();
+    const streamArn = await streamArnOf(this.deps.kinesis, this.deps.stream);
     const name = this.ref.consumerName;
     const what = `consumer ${name} of ${streamArn}`;
     try {
@@ -126,13 +144,6 @@ export class StreamConsumer {
         throw consumerFailure(err, 'RegisterStreamConsumer', what, this.deps.streamLabel);
     }
     return this.waitActive({ StreamARN: streamArn, ConsumerName: name }, what);
-  }
-
-  private async streamArn(): Promise<string> {
-    const { kinesis, stream } = this.deps;
-    if (stream.streamArn) return stream.streamArn;
-    const summary = await kinesis.send(new DescribeStreamSummaryCommand({ StreamName: stream.streamName }));
-    return summary.StreamDescriptionSummary!.StreamARN!;
   }
 
   /** Describes the consumer until it is ACTIVE (bounded: past the wait it fails, and the next ask starts over). */

@@ -6,7 +6,7 @@ import type { SpoutConfig } from '../config/config';
 import type { Reporter } from '../core/log';
 import type { Scheduler } from '../core/scheduler';
 import type { KinesisApi } from '../kinesis/client';
-import { StreamConsumer, type ConsumerRef } from '../kinesis/consumer';
+import { consumerRefOf, StreamConsumer } from '../kinesis/consumer';
 import { fanOutReaders } from '../kinesis/fanOutReader';
 import type { ShardReaderFactory } from '../kinesis/reader';
 import type { StreamRef } from '../kinesis/shards';
@@ -18,15 +18,6 @@ export interface ReadModeDeps {
   stream: StreamRef;
   streamLabel: string;
   reporter: Reporter;
-}
-
-/** The consumer fan-out reads through (the configuration has filled consumerName unless consumerArn is given). */
-export function consumerRefOf(
-  config: Pick<SpoutConfig, 'consumerArn' | 'consumerName' | 'applicationName'>,
-): ConsumerRef {
-  return config.consumerArn !== undefined
-    ? { consumerArn: config.consumerArn }
-    : { consumerName: config.consumerName ?? config.applicationName };
 }
 
 /** The readers for `config.readMode`; undefined for polling (HeldShards' default). */
