@@ -126,11 +126,7 @@ export class Subscription implements SubscriptionStats {
     while (!this.ended) {
       await this.holdWhileStalled();
       if (this.ended) return;
-      if (this.iterator === null) {
-        await this.pushEvent({ Records: [], MillisBehindLatest: 0, ChildShards: await this.childShards(undefined) });
-        this.end('shardEnd');
-        return;
-      }
+      if (this.iterator === null) return this.shardEnd(undefined);
       const page = await this.read(this.iterator);
       if (this.ended || page === undefined) continue;
       const records = this.skipped(page.Records ?? []);
@@ -145,9 +141,7 @@ export class Subscription implements SubscriptionStats {
         });
         this.recordsPushed += records.length;
       } else if (this.iterator === null) {
-        await this.pushEvent({ Records: [], MillisBehindLatest: 0, ChildShards: await this.childShards(page) });
-        this.end('shardEnd');
-        return;
+        return this.shardEnd(page);
       } else {
         const idle = Date.now() - this.lastEventAt >= this.settings.idleEventMs;
         if (idle && this.continuation !== undefined)
@@ -199,6 +193,12 @@ export class Subscription implements SubscriptionStats {
     if (first === -1) return [];
     this.skipBefore = undefined;
     return records.slice(first);
+  }
+
+  /** The last event of a closed shard read to its end: no records, no continuation, the children; then the end. */
+  private async shardEnd(page: GetRecordsPage | undefined): Promise<void> {
+    await this.pushEvent({ Records: [], MillisBehindLatest: 0, ChildShards: await this.childShards(page) });
+    this.end('shardEnd');
   }
 
   private async childShards(page: GetRecordsPage | undefined): Promise<unknown[]> {
