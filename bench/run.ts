@@ -16,11 +16,12 @@ import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
 import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from './report';
 import { failoverBench, reshardBench } from './resharding';
+import { decodeBench, fanOutLatencyBench } from './fanOut';
 import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const ALL_SECTIONS = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput'];
+const ALL_SECTIONS = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut'];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -76,8 +77,11 @@ async function main(): Promise<void> {
         log,
       );
     }
-    if (has('reshard') || has('failover') || has('latency') || has('cost') || has('throughput')) {
+    if (has('fanOut'))
+      report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };
+    if (has('reshard') || has('failover') || has('latency') || has('cost') || has('throughput') || has('fanOut')) {
       await withEmulator(startKinesisLocal, async (server, client) => {
+        if (has('fanOut')) report.fanOut!.latency = await fanOutLatencyBench(zk, server, client, QUICK ? 10 : 100, log);
         if (has('reshard')) report.reshard = await reshardBench(zk, server, client, QUICK ? 1 : 7, log);
         if (has('failover')) report.failover = await failoverBench(zk, server, client, QUICK ? 1 : 3, log);
         if (has('latency')) report.latency = await latencyBench(zk, server, client, QUICK ? 10 : 100, log);

@@ -13,6 +13,7 @@ import { LogLevel, type Logger } from '../core/log';
 import { realScheduler } from '../core/scheduler';
 import { describeError } from '../errors';
 import { createKinesisClient, type KinesisApi } from '../kinesis/client';
+import { createFanOutClient } from '../kinesis/fanOutClient';
 import { FrameDecoder } from '../multilang/frames';
 import { metricsRegistration, metricsSendIntervalMs, type MetricsRegistration } from '../multilang/metricsRegistration';
 import { parseCommand, parseHandshake, StormOutput, taskPosition } from '../multilang/protocol';
@@ -114,6 +115,8 @@ async function exitAfterShutdown(why: string): Promise<void> {
 export interface RunOptions {
   /** How the Kinesis client is made; benchmarks hand in a synthetic source. */
   createKinesis?: (config: SpoutConfig) => KinesisApi;
+  /** How the HTTP/2 client of `readMode: "fanOut"` is made. */
+  createFanOutKinesis?: (config: SpoutConfig) => KinesisApi;
 }
 
 let options: RunOptions = {};
@@ -146,6 +149,8 @@ function onHandshake(body: string): void {
   coordinator = new Coordinator({
     config,
     kinesis: (options.createKinesis ?? createKinesisClient)(config),
+    fanOutKinesis:
+      config.readMode === 'fanOut' ? (options.createFanOutKinesis ?? createFanOutClient)(config) : undefined,
     zookeeper: diagnosingConnect((zkOptions) => ZkSession.connect(zkOptions)),
     logger,
     scheduler: realScheduler,

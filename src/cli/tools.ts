@@ -1,14 +1,15 @@
-/** The tools' entry: parses the command line, runs `status` or `reset`, maps outcomes to exit codes. */
+/** The tools' entry: parses the command line, runs `status`, `reset` or `deregister-consumer`, maps outcomes to exit codes. */
 import { createInterface } from 'node:readline';
 import { describeError } from '../errors';
 import { kinesisProblem } from '../kinesis/errors';
 import { parseToolArgs, USAGE } from '../tools/args';
 import { ExitCode, ToolError } from '../tools/exitCodes';
 import type { ToolIo } from '../tools/io';
+import { runDeregisterConsumer } from '../tools/deregisterConsumer';
 import { runReset } from '../tools/reset';
 import { runStatus } from '../tools/status';
 
-export const TOOLS = ['status', 'reset'] as const;
+export const TOOLS = ['status', 'reset', 'deregister-consumer'] as const;
 export type ToolName = (typeof TOOLS)[number];
 
 export function isTool(arg: string | undefined): arg is ToolName {
@@ -66,6 +67,8 @@ export async function runTool(tool: ToolName, args: readonly string[], io: ToolI
         return await runStatus(command, io);
       case 'reset':
         return await runReset(command, io);
+      case 'deregister-consumer':
+        return await runDeregisterConsumer(command, io);
     }
   } catch (err) {
     if (err instanceof ToolError) {

@@ -183,6 +183,7 @@ export function validateConfig(raw: Record<string, unknown>, storm: StormDefault
   if (typeof position === 'object' && Number.isNaN(Date.parse(position.atTimestamp))) {
     throw badConfig(`${CONF_KEY}.initialPosition.atTimestamp`, position.atTimestamp, 'must be an ISO-8601 date-time');
   }
+  checkConsumer(valid);
   if (valid.retry.maxBackoffMs < valid.retry.initialBackoffMs) {
     throw badConfig(
       `${CONF_KEY}.retry.maxBackoffMs`,
@@ -212,4 +213,37 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
 /** The stream's name, from `streamName` or the tail of `streamArn`. */
 export function streamNameOf(config: SpoutConfig): string {
   return config.streamName ?? config.streamArn!.split('/').pop()!;
+}
+
+/** Fan-out's consumer: named (default: the application's name) or given by ARN, and only with `readMode: "fanOut"`. */
+function checkConsumer(valid: SpoutConfig): void {
+  for (const key of ['consumerName', 'consumerArn'] as const) {
+    if (valid.readMode !== 'fanOut' && valid[key] !== undefined)
+      throw badConfig(
+        `${CONF_KEY}.${key}`,
+        valid[key],
+        'applies only with readMode "fanOut": remove it or set readMode',
+      );
+  }
+  if (valid.readMode !== 'fanOut') return;
+  const arn = valid.consumerArn;
+  if (arn !== undefined) {
+    if (valid.consumerName !== undefined)
+      throw badConfig(`${CONF_KEY}.consumerName`, valid.consumerName, 'give consumerName or consumerArn, not both');
+    if (valid.streamArn !== undefined && !arn.startsWith(`${valid.streamArn}/consumer/`))
+      throw badConfig(`${CONF_KEY}.consumerArn`, arn, `must be a consumer of streamArn ${valid.streamArn}`);
+    const stream = /:stream\/([^/]+)\/consumer\//.exec(arn)?.[1];
+    if (valid.streamName !== undefined && stream !== valid.streamName)
+      throw badConfig(`${CONF_KEY}.consumerArn`, arn, `must be a consumer of stream ${valid.streamName}`);
+    return;
+  }
+  if (valid.consumerName === undefined) {
+    if (valid.applicationName.length > 128)
+      throw badConfig(
+        `${CONF_KEY}.consumerName`,
+        undefined,
+        `is required: the default, applicationName, is longer than a consumer name may be (128 characters)`,
+      );
+    valid.consumerName = valid.applicationName;
+  }
 }

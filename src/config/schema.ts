@@ -74,6 +74,27 @@ export const configSchema = {
       description:
         'Namespaces checkpoints in ZooKeeper: where the data goes. Default: the topology name (`topology.name`), with a warning: a renamed topology then starts over, and two spout components on one stream split its shards. Set it.',
     },
+    readMode: {
+      type: 'string',
+      enum: ['polling', 'fanOut'],
+      default: 'polling',
+      description:
+        "`polling`: `GetRecords`, sharing each shard's 5 calls/s and 2 MB/s with every other application polling the stream. `fanOut`: enhanced fan-out (`SubscribeToShard` over HTTP/2), its own 2 MB/s per shard through a registered stream consumer (see `consumerName`, `consumerArn`); AWS charges per consumer-shard hour and per GB read.",
+    },
+    consumerName: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[a-zA-Z0-9_.-]+$',
+      description:
+        'With `readMode: "fanOut"`: the stream consumer the spout registers (`RegisterStreamConsumer`, once, by whichever task starts first) and waits for until it is `ACTIVE`; never deregistered by the spout (`kinesis-spout-tool deregister-consumer` does it when told). Default: `applicationName`.',
+    },
+    consumerArn: {
+      type: 'string',
+      pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+/consumer/[a-zA-Z0-9_.-]+:[0-9]+$',
+      description:
+        'With `readMode: "fanOut"`: a consumer the operator registered and manages; the spout only describes it (`DescribeStreamConsumer`) and never registers one. Instead of `consumerName`.',
+    },
     initialPosition: {
       description:
         'Where shards open at the application\'s first start begin: `LATEST` (the first start time, recorded once), `TRIM_HORIZON`, or `{"atTimestamp": ISO-8601}`.',

@@ -25,6 +25,13 @@ export function startNotes(config: SpoutConfig): StartNote[] {
         'split its shards between them instead of each reading all of them. Set kinesis.spout.applicationName.',
     });
   }
+  if (config.readMode === 'fanOut')
+    notes.push({
+      level: LogLevel.Info,
+      message: config.consumerArn
+        ? `reading with enhanced fan-out through consumer ${config.consumerArn} (managed by the operator: only described)`
+        : `reading with enhanced fan-out through consumer ${config.consumerName} (registered at the first start if missing; never deregistered by the spout; billed per shard-hour and per GB while it exists)`,
+    });
   const from =
     origins.zookeeperConnect === 'storm.zookeeper.servers'
       ? "Storm's own ensemble (storm.zookeeper.servers)"

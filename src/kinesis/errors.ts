@@ -42,6 +42,9 @@ export function isThrottling(err: unknown): boolean {
 
 export function kinesisProblem(err: unknown, stream: string): KinesisProblem {
   const name = (err as { name?: string })?.name ?? 'Error';
+  // Fan-out's errors (consumer.ts) carry their own.
+  const own = (err as { problem?: KinesisProblem } | undefined)?.problem;
+  if (own) return own;
   if (name === 'AccessDeniedException') {
     return {
       name,

@@ -28,6 +28,11 @@ export interface ShardReaderEvents {
   requested(): void;
   /** The reader had to seek again (an expired iterator; for the metrics). */
   iteratorReset?(): void;
+  /**
+   * Fan-out: a subscription was opened, ended at its lifetime (and is renewed from where it stopped), or
+   * failed and is retried (for the metrics).
+   */
+  subscription?(what: 'opened' | 'ended' | 'retried'): void;
   log(level: LogLevel, message: string): void;
 }
 

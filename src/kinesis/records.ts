@@ -1,4 +1,5 @@
 /** A Kinesis record (or a user record inside a KPL aggregate) as the spout keeps it, its message id, and the tuple built from it. */
+import type { _Record } from '@aws-sdk/client-kinesis';
 import type { DataFormat, TupleField } from '../core/tuple';
 
 export interface KinesisRecord {
@@ -13,6 +14,19 @@ export interface KinesisRecord {
   lastSubSequence?: number;
   explicitHashKey?: string;
 }
+
+/** A record as Kinesis returns it (GetRecords, SubscribeToShard events), as the spout keeps it. */
+export function kinesisRecordOf(shardId: string, r: KinesisRecordIn): KinesisRecord {
+  return {
+    shardId,
+    sequenceNumber: r.SequenceNumber!,
+    partitionKey: r.PartitionKey!,
+    data: r.Data ?? new Uint8Array(),
+    arrivalMs: r.ApproximateArrivalTimestamp?.getTime() ?? 0,
+  };
+}
+
+type KinesisRecordIn = Pick<_Record, 'SequenceNumber' | 'PartitionKey' | 'Data' | 'ApproximateArrivalTimestamp'>;
 
 /** What tells a record apart inside its shard: `<sequenceNumber>` or `<sequenceNumber>:<subSequence>`. */
 export function recordKey(sequenceNumber: string, subSequence?: number): string {

@@ -21,6 +21,7 @@ import { HeldShards, type IoCounters } from './heldShards';
 import { joinSession, type Member, type Session } from './joining';
 import type { LateOutcomes } from './lateOutcomes';
 import { ProcessCounter, SpoutMetrics } from './metrics';
+import { readersFor } from './readMode';
 import type { OwnedShard } from './ownedShard';
 import { LogLevel, Reporter, type Logger } from '../core/log';
 import { logResumePoints, SessionKeeper } from './session';
@@ -35,6 +36,8 @@ export interface CoordinatorDeps {
   logger: Logger;
   scheduler: Scheduler;
   member: Omit<Member, 'taskCount'> & { taskCount?: number };
+  /** With `readMode: "fanOut"`: the HTTP/2 client subscriptions go through (default: `kinesis`). */
+  fanOutKinesis?: KinesisApi;
 }
 
 export class Coordinator {
@@ -80,6 +83,7 @@ export class Coordinator {
     );
     this.held = new HeldShards({
       ...deps,
+      readers: readersFor(config, { ...deps, stream, streamLabel, reporter }),
       metrics: this.metrics,
       reporter,
       stream,

@@ -35,6 +35,12 @@ export const ProcessCounter = {
   ThrottledCalls: 'throttledCalls',
   /** Shard iterators that expired and were sought again. */
   IteratorResets: 'iteratorResets',
+  /** Fan-out subscriptions (SubscribeToShard) opened, renewals and retries included. */
+  SubscriptionsOpened: 'subscriptionsOpened',
+  /** Fan-out subscriptions that reached their lifetime (5 minutes on AWS) and were renewed where they ended. */
+  SubscriptionRenewals: 'subscriptionRenewals',
+  /** Fan-out subscriptions that failed (refused, or broken mid-stream) and were opened again where the last event left off. */
+  SubscriptionRetries: 'subscriptionRetries',
 } as const;
 export type ProcessCounter = (typeof ProcessCounter)[keyof typeof ProcessCounter];
 
@@ -88,6 +94,9 @@ const zeroProcessCounts = (): Record<ProcessCounter, number> => ({
   reshardEvents: 0,
   throttledCalls: 0,
   iteratorResets: 0,
+  subscriptionsOpened: 0,
+  subscriptionRenewals: 0,
+  subscriptionRetries: 0,
 });
 
 /** Rates keep a few decimals: a gauge is read by people and graphs, not summed. */

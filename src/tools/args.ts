@@ -11,7 +11,8 @@ export type ResetTarget =
 export type ToolCommand =
   | { tool: 'help' }
   | { tool: 'status'; config: string; json: boolean; watchSeconds: number | undefined }
-  | { tool: 'reset'; config: string; to: ResetTarget; shards: string[] | undefined; force: boolean; yes: boolean };
+  | { tool: 'reset'; config: string; to: ResetTarget; shards: string[] | undefined; force: boolean; yes: boolean }
+  | { tool: 'deregister-consumer'; config: string; yes: boolean };
 
 export const DEFAULT_WATCH_SECONDS = 5;
 
@@ -19,6 +20,7 @@ export const USAGE = `Usage:
   kinesis-spout status --config <file.json> [--json] [--watch [seconds]]
   kinesis-spout reset  --config <file.json> --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number>
                        [--shards id,id,...] [--force] [--yes]
+  kinesis-spout deregister-consumer --config <file.json> [--yes]
 
 <file.json> holds the spout's "kinesis.spout" map, or a topology conf with a "kinesis.spout" key
 (and optionally topology.name, storm.zookeeper.servers, storm.zookeeper.port,
@@ -27,6 +29,8 @@ storm.zookeeper.topology.auth.scheme/payload).
 status  per shard: state, parents, owner, checkpoint, lag; --watch redraws every ${DEFAULT_WATCH_SECONDS} s (or as given) until Ctrl-C.
 reset   moves checkpoints (of every shard, or of --shards and their descendants); prints the plan and asks
         for "yes" (--yes: do not ask); refuses while a lease is held unless --force.
+deregister-consumer  deregisters the fan-out stream consumer (consumerArn, consumerName or applicationName),
+        which the spout never does; asks for "yes" (--yes: do not ask). Stop the topology first.
 
 Exit codes: 0 done; 1 ZooKeeper/Kinesis failure; 2 bad argument or configuration; 3 no such application;
             4 reset refused: a lease is held; 5 reset not confirmed; 6 reset: state changed, nothing written;
@@ -59,10 +63,11 @@ function parseShards(text: string): string[] {
 const FLAGS = {
   status: ['--config', '--json', '--watch'],
   reset: ['--config', '--to', '--shards', '--force', '--yes'],
+  'deregister-consumer': ['--config', '--yes'],
 } as const;
 
-/** Parses the arguments after the tool's name (`status` or `reset`). */
-export function parseToolArgs(tool: 'status' | 'reset', args: readonly string[]): ToolCommand {
+/** Parses the arguments after the tool's name (`status`, `reset` or `deregister-consumer`). */
+export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[]): ToolCommand {
   const values = new Map<string, string | true>();
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i];
@@ -101,6 +106,10 @@ export function parseToolArgs(tool: 'status' | 'reset', args: readonly string[])
     if (values.get('--json') !== undefined && values.get('--json') !== true)
       throw usageError('status: --json takes no value');
     return { tool, config, json: values.has('--json'), watchSeconds };
+  }
+  if (tool === 'deregister-consumer') {
+    if (values.has('--yes') && values.get('--yes') !== true) throw usageError(`${tool}: --yes takes no value`);
+    return { tool, config, yes: values.has('--yes') };
   }
   const to = values.get('--to');
   if (typeof to !== 'string')

@@ -1,22 +1,71 @@
 /**
  * The hooks a test file of flows needs: real servers started once for the file, and after each test the
  * flow it made stopped and whatever it asked to close (fault proxies) closed.
+ *
+ * With `readMode: 'fanOut'` the spouts read through enhanced fan-out: a fan-out front (fanOutServer.ts) is
+ * started before kinesis-local for the file, the spouts' `endpoint` is the front's (it passes every other
+ * operation on), and their configuration says `readMode: "fanOut"`.
  */
 import { createStream } from './kinesisAdmin';
 import { servicesForFile, uniqueName, type Services } from './fixture';
 import { Flow } from './flow';
+import { type FanOutServer, type FanOutSettings, startFanOutServer } from './fanOutServer';
 
-export function flowSuite() {
+export type ReadMode = 'polling' | 'fanOut';
+
+/** The read modes the flow suites run in: both, or the one READ_MODE names. */
+export function readModes(): ReadMode[] {
+  const only = process.env.READ_MODE;
+  if (only === undefined || only === '') return ['polling', 'fanOut'];
+  if (only !== 'polling' && only !== 'fanOut') throw new Error(`READ_MODE must be polling or fanOut, not ${only}`);
+  return [only];
+}
+
+/**
+ * The front's settings for the flow suites: AWS's limits (1 subscribe/s, 5 s in use), a lifetime of 8 s
+ * instead of 5 minutes so that a test of a few seconds sees subscriptions renewed.
+ */
+export const FLOW_FAN_OUT: Partial<FanOutSettings> = { lifetimeMs: 8_000 };
+
+export interface FlowSuiteOptions {
+  readMode?: ReadMode;
+  /** The front's settings (fan-out only). */
+  fanOut?: Partial<FanOutSettings>;
+}
+
+export function flowSuite(options: FlowSuiteOptions = {}) {
+  const readMode = options.readMode ?? 'polling';
   let current: Flow | undefined;
+  let front: FanOutServer | undefined;
   const toClose: { close(): Promise<void> }[] = [];
   const services = servicesForFile(async () => {
     await current?.stop();
     current = undefined;
     for (const thing of toClose.splice(0)) await thing.close();
   });
+  if (readMode === 'fanOut') {
+    // Registered after servicesForFile's, so run after it: kinesis-local is up.
+    beforeAll(async () => {
+      front = await startFanOutServer(services().kinesis.endpoint, { activationMs: 200, ...options.fanOut });
+    });
+    afterAll(async () => {
+      await front?.close();
+    });
+  }
+  /** What the spouts are pointed at: kinesis-local, or the front before it. */
+  const spoutServices = (): Services => {
+    const real = services();
+    return front ? { ...real, kinesis: { ...real.kinesis, endpoint: front.endpoint } } : real;
+  };
   const suite = {
+    readMode,
     get services(): Services {
       return services();
+    },
+    /** The fan-out front (fan-out mode only). */
+    get front(): FanOutServer {
+      if (!front) throw new Error('no fan-out front: the suite reads by polling');
+      return front;
     },
     async newStream(shards: number): Promise<string> {
       const stream = uniqueName('stream');
@@ -25,7 +74,8 @@ export function flowSuite() {
     },
     /** Spout processes on `stream`, stopped after the test. */
     flow(stream: string, overrides: Record<string, unknown> = {}, app = uniqueName('app')): Flow {
-      current = new Flow(suite.services, stream, app, overrides);
+      const mode = readMode === 'fanOut' ? { readMode: 'fanOut' } : {};
+      current = new Flow(spoutServices(), stream, app, { ...mode, ...overrides });
       return current;
     },
     /** Closed after the test. */

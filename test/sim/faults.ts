@@ -136,7 +136,7 @@ export class FaultPlan implements ZkFaults, KinesisFaults {
   kinesisRequest(command: string): KinesisFault {
     const r = this.rng.next();
     const { kinesisThrottled, kinesisExpiredIterator, kinesisNotFound, kinesisInternal } = this.rates;
-    const reading = command === 'GetRecords' || command === 'GetShardIterator';
+    const reading = command === 'GetRecords' || command === 'GetShardIterator' || command === 'SubscribeToShard';
     let edge = kinesisThrottled;
     if (r < edge) return 'throttled';
     if (command === 'GetRecords' && r < (edge += kinesisExpiredIterator)) return 'expired-iterator';

@@ -15,7 +15,7 @@ import { SimKinesis } from './kinesis/simKinesis';
 import { SimStream } from './kinesis/simStream';
 import { Operator } from './operator';
 import { Random } from './random';
-import { BASE, configSummary, drawConfig, STREAM, WALL_BASE_MS } from './simConfig';
+import { BASE, configSummary, drawConfig, STREAM, WALL_BASE_MS, type SimReadMode } from './simConfig';
 import { launchProcess, type ProcessWorld, type SpoutProcess } from './spoutProcess';
 import { describeState } from './stateReport';
 import { Trace } from './trace';
@@ -45,6 +45,8 @@ export interface SimOptions {
   without?: readonly (keyof FaultRates)[];
   /** Invariants traced but not failed on (to look past a known defect). */
   ignore?: readonly string[];
+  /** How the spouts read: GetRecords or enhanced fan-out. Default: drawn from the seed (one in two). */
+  readMode?: SimReadMode;
 }
 
 export interface SimResult {
@@ -124,14 +126,20 @@ export class Simulation {
       this.rng.int(1, 4),
       () => WALL_BASE_MS + this.loop.now,
     );
-    this.kinesis = new SimKinesis(this.loop, this.stream, this.plan, new Random(seed, 'kinesis-shape'), (who, what) =>
-      this.trace.add(who, what),
+    this.kinesis = new SimKinesis(
+      this.loop,
+      this.stream,
+      this.plan,
+      new Random(seed, 'kinesis-shape'),
+      (who, what) => this.trace.add(who, what),
+      new Random(seed, 'fan-out'),
     );
     // Mostly TRIM_HORIZON (every record must be read); some runs LATEST (from the first start on, AT_TIMESTAMP).
     this.config = drawConfig(
       this.rng,
       this.mode === 'planned',
       new Random(seed, 'initial').chance(0.3) ? 'LATEST' : 'TRIM_HORIZON',
+      options.readMode ?? (new Random(seed, 'read-mode').chance(0.5) ? 'fanOut' : 'polling'),
     );
     this.checker = new InvariantChecker(
       this.server,

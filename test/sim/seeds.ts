@@ -7,10 +7,12 @@
  *   SIM_WITHOUT=<a,b>      faults never injected (names of FaultRates: kinesisNotFound, zkDropAfter, ...)
  *   SIM_IGNORE=<a,b>       invariants only traced, not failed on (e.g. watch-leak), to look past a known defect
  *   SIM_MODE=chaos|planned every seed in one mode (default: one seed in four planned)
+ *   SIM_READ_MODE=polling|fanOut every seed reads so (default: one seed in two fans out)
  */
 import type { FaultRates } from './faults';
 import { NO_FAULTS } from './faults';
 import { simulate, type SimResult } from './harness';
+import type { SimReadMode } from './simConfig';
 
 /** About 30 s on a 2-core machine shared with other jobs (measured at 20–27 ms per seed). */
 export const DEFAULT_SEEDS = 1_000;
@@ -23,6 +25,7 @@ export interface SeedPlan {
   without: (keyof FaultRates)[];
   ignore: string[];
   mode: 'chaos' | 'planned' | undefined;
+  readMode?: SimReadMode;
 }
 
 const list = (text: string | undefined) =>
@@ -41,8 +44,11 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
     if (!(name in NO_FAULTS))
       throw new Error(`SIM_WITHOUT: unknown fault ${name}; known: ${Object.keys(NO_FAULTS).join(', ')}`);
   const typed = without as (keyof FaultRates)[];
+  const readMode = env.SIM_READ_MODE === 'polling' || env.SIM_READ_MODE === 'fanOut' ? env.SIM_READ_MODE : undefined;
+  if (env.SIM_READ_MODE !== undefined && readMode === undefined)
+    throw new Error(`SIM_READ_MODE: polling or fanOut, not ${env.SIM_READ_MODE}`);
   if (env.SIM_SEED !== undefined)
-    return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode };
+    return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode, readMode };
   return {
     first: Number(env.SIM_FIRST_SEED ?? 1),
     count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS),
@@ -50,6 +56,7 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
     without: typed,
     ignore,
     mode,
+    readMode,
   };
 }
 
@@ -78,6 +85,7 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       without: plan.without,
       ignore: plan.ignore,
       mode: plan.mode,
+      readMode: plan.readMode,
     });
     virtualMs += result.stats.virtualMs;
     handOvers.begun += result.stats.handOvers.begun;

@@ -13,13 +13,21 @@ export const BASE = basePath(ROOT, APPLICATION, STREAM);
  * Short timings, so that a run of a few virtual seconds sees many sessions, hand-overs and retries.
  * `planned` runs re-emit nothing on a hand-over whose records are acked before its deadline (handOvers.ts).
  */
-export function drawConfig(r: Random, planned: boolean, initialPosition: 'LATEST' | 'TRIM_HORIZON'): SpoutConfig {
+export type SimReadMode = 'polling' | 'fanOut';
+
+export function drawConfig(
+  r: Random,
+  planned: boolean,
+  initialPosition: 'LATEST' | 'TRIM_HORIZON',
+  readMode: SimReadMode = 'polling',
+): SpoutConfig {
   return loadConfig({
     'kinesis.spout': {
       streamName: STREAM,
       region: 'us-east-1',
       applicationName: APPLICATION,
       initialPosition,
+      readMode,
       zookeeper: { connect: 'sim:2181', sessionTimeoutMs: r.int(1_000, 4_000), root: ROOT },
       maxEmitPerNext: r.int(1, 50),
       maxRecordsPerRequest: r.int(5, 100),
@@ -53,6 +61,7 @@ function plannedHandoff(r: Random): { handoffTimeoutMs?: number } {
 /** The parts of the configuration a trace starts with. */
 export function configSummary(c: SpoutConfig): Record<string, unknown> {
   return {
+    readMode: c.readMode,
     initialPosition: c.initialPosition,
     sessionTimeoutMs: c.zookeeper.sessionTimeoutMs,
     maxEmitPerNext: c.maxEmitPerNext,

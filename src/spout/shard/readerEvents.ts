@@ -77,6 +77,14 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
     log: (level, message) => reporter.log(level, message),
     requested: () => context.requested(),
     iteratorReset: () => metrics.count(ProcessCounter.IteratorResets),
+    subscription: (what) =>
+      metrics.count(
+        what === 'opened'
+          ? ProcessCounter.SubscriptionsOpened
+          : what === 'ended'
+            ? ProcessCounter.SubscriptionRenewals
+            : ProcessCounter.SubscriptionRetries,
+      ),
   };
 }
 

@@ -6,6 +6,7 @@
  * throttling, an expired iterator, a transient ResourceNotFound for a shard that exists, or a 500.
  */
 import {
+  DescribeStreamConsumerCommand,
   DescribeStreamSummaryCommand,
   ExpiredIteratorException,
   GetRecordsCommand,
@@ -15,7 +16,9 @@ import {
   LimitExceededException,
   ListShardsCommand,
   ProvisionedThroughputExceededException,
+  RegisterStreamConsumerCommand,
   ResourceNotFoundException,
+  SubscribeToShardCommand,
   type GetRecordsCommandInput,
   type GetShardIteratorCommandInput,
   type ListShardsCommandInput,
@@ -25,6 +28,7 @@ import type { KinesisApi } from '../../../src/kinesis/client';
 import type { KinesisFaults } from '../faults';
 import type { Random } from '../random';
 import type { Owner, SimLoop } from '../virtualTime';
+import { SimFanOut } from './simFanOut';
 import type { SimShard, SimStream } from './simStream';
 
 const $metadata = { httpStatusCode: 400 };
@@ -44,6 +48,8 @@ export interface KinesisCalls {
 
 export class SimKinesis {
   readonly calls: KinesisCalls = { total: 0, faults: 0 };
+  /** Stream consumers and SubscribeToShard (enhanced fan-out). */
+  readonly fanOut: SimFanOut;
 
   constructor(
     private readonly loop: SimLoop,
@@ -52,7 +58,12 @@ export class SimKinesis {
     /** Shape choices that are not faults: page sizes, where a closed shard's end is reported. */
     private readonly rng: Random,
     private readonly trace: (who: string, what: string) => void,
-  ) {}
+    fanOutRng: Random = rng,
+  ) {
+    this.fanOut = new SimFanOut(loop, stream, faults, fanOutRng, trace, (shard, at) =>
+      startIndex(shard, at?.Type, at?.SequenceNumber, at?.Timestamp),
+    );
+  }
 
   /** The client one process uses: its replies run on that process's timers (frozen while it is paused). */
   clientFor(owner: Owner): KinesisApi {
@@ -64,7 +75,7 @@ export class SimKinesis {
         this.calls.total += 1;
         let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
         try {
-          outcome = { ok: true, value: this.answer(command, owner.name) };
+          outcome = { ok: true, value: this.answer(command, owner, signal) };
         } catch (error) {
           outcome = { ok: false, error };
         }
@@ -82,7 +93,8 @@ export class SimKinesis {
     return { send } as unknown as KinesisApi;
   }
 
-  private answer(command: unknown, who: string): unknown {
+  private answer(command: unknown, owner: Owner, signal: AbortSignal | undefined): unknown {
+    const who = owner.name;
     const name = commandName(command);
     const fault = this.faults.kinesisRequest(name);
     const input = (command as { input: Record<string, unknown> }).input;
@@ -97,7 +109,10 @@ export class SimKinesis {
       this.trace(who, `kinesis ${name} ${shard}: fault ${fault}`);
       switch (fault) {
         case 'throttled':
-          throw name === 'ListShards' || name === 'DescribeStreamSummary'
+          throw name === 'ListShards' ||
+            name === 'DescribeStreamSummary' ||
+            name === 'SubscribeToShard' ||
+            name.includes('Consumer')
             ? new LimitExceededException({ message: 'Rate exceeded', $metadata })
             : new ProvisionedThroughputExceededException({ message: 'Rate exceeded for shard', $metadata });
         case 'expired-iterator':
@@ -128,6 +143,10 @@ export class SimKinesis {
     }
     if (command instanceof GetShardIteratorCommand) return this.getShardIterator(command.input);
     if (command instanceof GetRecordsCommand) return this.getRecords(command.input);
+    if (command instanceof RegisterStreamConsumerCommand) return this.fanOut.register(command.input);
+    if (command instanceof DescribeStreamConsumerCommand) return this.fanOut.describe(command.input);
+    if (command instanceof SubscribeToShardCommand)
+      return this.fanOut.subscribe(command.input, owner, signal, this.shard(command.input.ShardId));
     throw invalid(`the simulated Kinesis does not answer ${name}`);
   }
 
@@ -181,36 +200,7 @@ export class SimKinesis {
   private getShardIterator(input: GetShardIteratorCommandInput): unknown {
     this.checkStream(input);
     const shard = this.shard(input.ShardId);
-    const records = shard.records;
-    let index: number;
-    switch (input.ShardIteratorType) {
-      case 'TRIM_HORIZON':
-        index = 0;
-        break;
-      case 'LATEST':
-        index = records.length;
-        break;
-      case 'AT_SEQUENCE_NUMBER':
-      case 'AFTER_SEQUENCE_NUMBER': {
-        if (input.StartingSequenceNumber === undefined) throw invalid('StartingSequenceNumber is required');
-        const from = BigInt(input.StartingSequenceNumber);
-        const inclusive = input.ShardIteratorType === 'AT_SEQUENCE_NUMBER';
-        index = records.findIndex((r) =>
-          inclusive ? BigInt(r.sequenceNumber) >= from : BigInt(r.sequenceNumber) > from,
-        );
-        if (index < 0) index = records.length;
-        break;
-      }
-      case 'AT_TIMESTAMP': {
-        if (!(input.Timestamp instanceof Date)) throw invalid('Timestamp is required');
-        const at = input.Timestamp.getTime();
-        index = records.findIndex((r) => r.arrivalMs >= at);
-        if (index < 0) index = records.length;
-        break;
-      }
-      default:
-        throw invalid(`ShardIteratorType ${String(input.ShardIteratorType)}`);
-    }
+    const index = startIndex(shard, input.ShardIteratorType, input.StartingSequenceNumber, input.Timestamp);
     return { ShardIterator: `it:${shard.shardId}:${index}` };
   }
 
@@ -247,6 +237,41 @@ export class SimKinesis {
             }))
           : undefined,
     };
+  }
+}
+
+/** The index of the first record a reader starting at this position gets (GetShardIterator, SubscribeToShard). */
+function startIndex(
+  shard: SimShard,
+  type: string | undefined,
+  sequenceNumber: string | undefined,
+  timestamp: unknown,
+): number {
+  const records = shard.records;
+  let index: number;
+  switch (type) {
+    case 'TRIM_HORIZON':
+      return 0;
+    case 'LATEST':
+      return records.length;
+    case 'AT_SEQUENCE_NUMBER':
+    case 'AFTER_SEQUENCE_NUMBER': {
+      if (sequenceNumber === undefined) throw invalid('StartingSequenceNumber is required');
+      const from = BigInt(sequenceNumber);
+      const inclusive = type === 'AT_SEQUENCE_NUMBER';
+      index = records.findIndex((r) =>
+        inclusive ? BigInt(r.sequenceNumber) >= from : BigInt(r.sequenceNumber) > from,
+      );
+      return index < 0 ? records.length : index;
+    }
+    case 'AT_TIMESTAMP': {
+      if (!(timestamp instanceof Date)) throw invalid('Timestamp is required');
+      const at = timestamp.getTime();
+      index = records.findIndex((r) => r.arrivalMs >= at);
+      return index < 0 ? records.length : index;
+    }
+    default:
+      throw invalid(`ShardIteratorType ${String(type)}`);
   }
 }
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, validateConfig } from '../../../src/config/config';
 
+const CONSUMER_ARN = 'arn:aws:kinesis:us-east-1:123456789012:stream/orders/consumer/app:1700000000';
 const minimal = { region: 'us-east-1', streamName: 'orders', zookeeper: { connect: '127.0.0.1:2181' } };
 
 describe('configuration', () => {
@@ -109,8 +110,40 @@ describe('configuration', () => {
       { ...minimal, applicationName: 'a', retry: { maxRetries: -2 } },
       'kinesis.spout.retry.maxRetries = -2: must be >= -1',
     ],
+    [
+      { ...minimal, applicationName: 'a', readMode: 'push' },
+      'kinesis.spout.readMode = "push": allowed: "polling", "fanOut"',
+    ],
+    [
+      { ...minimal, applicationName: 'a', consumerName: 'c' },
+      'kinesis.spout.consumerName = "c": applies only with readMode "fanOut"',
+    ],
+    [
+      { ...minimal, applicationName: 'a', readMode: 'fanOut', consumerName: 'c', consumerArn: CONSUMER_ARN },
+      'kinesis.spout.consumerName = "c": give consumerName or consumerArn, not both',
+    ],
+    [
+      { ...minimal, streamName: 'other', applicationName: 'a', readMode: 'fanOut', consumerArn: CONSUMER_ARN },
+      `kinesis.spout.consumerArn = "${CONSUMER_ARN}": must be a consumer of stream other`,
+    ],
+    [
+      { ...minimal, applicationName: 'a', readMode: 'fanOut', consumerArn: 'arn:aws:kinesis:x' },
+      'kinesis.spout.consumerArn = "arn:aws:kinesis:x": must match pattern',
+    ],
   ])('rejects %j naming key, value and what is allowed', (raw, message) => {
     expect(() => validateConfig(raw as Record<string, unknown>)).toThrow(`bad configuration: ${message}`);
+  });
+
+  it('reads by polling unless told, and fans out through a consumer named after the application by default', () => {
+    expect(validateConfig({ ...minimal, applicationName: 'a' })).toMatchObject({ readMode: 'polling' });
+    expect(validateConfig({ ...minimal, applicationName: 'a' }).consumerName).toBeUndefined();
+    expect(validateConfig({ ...minimal, applicationName: 'a', readMode: 'fanOut' })).toMatchObject({
+      readMode: 'fanOut',
+      consumerName: 'a',
+    });
+    const given = validateConfig({ ...minimal, applicationName: 'a', readMode: 'fanOut', consumerArn: CONSUMER_ARN });
+    expect(given.consumerArn).toBe(CONSUMER_ARN);
+    expect(given.consumerName).toBeUndefined();
   });
 
   it('reports an unreadable file by name', () => {

@@ -41,6 +41,15 @@ describe('parseToolArgs', () => {
     });
   });
 
+  it('reads deregister-consumer options', () => {
+    expect(parseToolArgs('deregister-consumer', ['--config', 'c.json'])).toEqual({
+      tool: 'deregister-consumer',
+      config: 'c.json',
+      yes: false,
+    });
+    expect(parseToolArgs('deregister-consumer', ['--config=c.json', '--yes'])).toMatchObject({ yes: true });
+  });
+
   it.each([
     ['status', ['--json'], 'status: --config <file.json> is required'],
     ['status', ['--config', 'c', '--watch', '0'], 'status: --watch "0": seconds between redraws, from 1 to 3600'],
@@ -58,6 +67,11 @@ describe('parseToolArgs', () => {
       '--shards "a b": expected shard ids separated by commas',
     ],
     ['reset', ['--config', 'c', '--to', 'LATEST', '--yes=no'], 'reset: --yes takes no value'],
+    [
+      'deregister-consumer',
+      ['--config', 'c', '--force'],
+      'deregister-consumer: unknown argument "--force"; allowed: --config, --yes',
+    ],
   ] as const)('%s %j is refused: %s', (tool, args, message) => {
     let error: unknown;
     try {

@@ -33,7 +33,10 @@ export class ManualClock implements Scheduler {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve();
-      const cancel = this.add(ms, resolve);
+      const cancel = this.add(ms, () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
       const onAbort = () => {
         cancel();
         resolve();

@@ -73,6 +73,22 @@ public final class KinesisShellSpoutBuilder {
         return set("dataFormat", dataFormat);
     }
 
+    /**
+     * Enhanced fan-out through the stream consumer {@code consumerName}, which the spout registers at its
+     * first start and never deregisters ({@code readMode} {@code fanOut}). Or {@code readMode} {@code polling}
+     * (the default) through {@link #set}.
+     */
+    public KinesisShellSpoutBuilder fanOut(String consumerName) {
+        set("readMode", "fanOut");
+        return set("consumerName", consumerName);
+    }
+
+    /** Enhanced fan-out through a consumer the operator registered and manages ({@code readMode} {@code fanOut}). */
+    public KinesisShellSpoutBuilder fanOutConsumerArn(String consumerArn) {
+        set("readMode", "fanOut");
+        return set("consumerArn", consumerArn);
+    }
+
     /** Records failed more than {@code retry.maxRetries} times go to this stream instead of being skipped. */
     public KinesisShellSpoutBuilder deadLetters(String stream) {
         set("retry.onExhausted", "deadLetter");

@@ -164,6 +164,15 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void theBuilderSetsTheReadMode() {
+        Map<String, Object> named = KinesisShellSpout.builder().streamName("orders").region("eu-west-1").zookeeper("zk:2181").fanOut("orders-app").build().getComponentConfiguration();
+        assertEquals(conf("readMode", "fanOut", "consumerName", "orders-app"), named.get("kinesis.spout"));
+        String arn = "arn:aws:kinesis:eu-west-1:123456789012:stream/orders/consumer/orders-app:1700000000";
+        Map<String, Object> given = KinesisShellSpout.builder().streamName("orders").region("eu-west-1").zookeeper("zk:2181").fanOutConsumerArn(arn).build().getComponentConfiguration();
+        assertEquals(conf("readMode", "fanOut", "consumerArn", arn), given.get("kinesis.spout"));
+    }
+
+    @Test
     void survivesJavaSerializationAsStormShipsIt() {
         // Map.of and List.of copies are what users pass; the spout keeps its own mutable, serializable copy.
         KinesisShellSpout spout = new KinesisShellSpout(conf("outputFields", List.of("data"), "retry", Map.of("onExhausted", "deadLetter")));

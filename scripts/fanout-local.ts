@@ -1,0 +1,62 @@
+/**
+ * Enhanced fan-out on this machine: a kinesis-local and the tests' fan-out front before it, until Ctrl-C.
+ *
+ *   npx tsx scripts/fanout-local.ts [--lifetimeMs=60000] [--pollIntervalMs=50] [--streams=name:shards,...]
+ *
+ * Any setting of the front (test/helpers/fanOutServer.ts, DEFAULT_FAN_OUT_SETTINGS) can be given as
+ * `--<setting>=<number>`. It prints the endpoint: the spout's `endpoint` with `readMode: "fanOut"` (and any
+ * Kinesis client: HTTP/2 for SubscribeToShard, HTTP/1.1 or HTTP/2 for everything else).
+ */
+import { createStream, kinesisClient } from '../test/helpers/kinesisAdmin';
+import { startKinesisLocal } from '../test/helpers/kinesisServer';
+import { DEFAULT_FAN_OUT_SETTINGS, type FanOutSettings, startFanOutServer } from '../test/helpers/fanOutServer';
+
+function parse(args: string[]): { settings: Partial<FanOutSettings>; streams: [string, number][] } {
+  const settings: Partial<FanOutSettings> = {};
+  let streams: [string, number][] = [];
+  for (const arg of args) {
+    const match = /^--([A-Za-z]+)=(.+)$/.exec(arg);
+    if (!match) throw new Error(`${arg}: expected --<setting>=<value>`);
+    const [, key, value] = match;
+    if (key === 'streams') {
+      streams = value.split(',').map((spec) => {
+        const [name, shards = '1'] = spec.split(':');
+        if (!/^[a-zA-Z0-9_.-]+$/.test(name) || !/^\d+$/.test(shards))
+          throw new Error(`--streams: ${spec} is not <name>:<shards>`);
+        return [name, Number(shards)];
+      });
+    } else if (key in DEFAULT_FAN_OUT_SETTINGS) {
+      const n = Number(value);
+      if (!Number.isFinite(n) || n < 0) throw new Error(`--${key}: ${value} is not a number >= 0`);
+      settings[key as keyof FanOutSettings] = n;
+    } else {
+      throw new Error(`--${key}: not a setting; one of streams, ${Object.keys(DEFAULT_FAN_OUT_SETTINGS).join(', ')}`);
+    }
+  }
+  return { settings, streams };
+}
+
+async function main(): Promise<void> {
+  const { settings, streams } = parse(process.argv.slice(2));
+  const kinesis = await startKinesisLocal();
+  const front = await startFanOutServer(kinesis.endpoint, settings);
+  const admin = kinesisClient(kinesis);
+  for (const [name, shards] of streams) await createStream(admin, name, shards);
+  admin.destroy();
+  console.log(`kinesis-local: ${kinesis.endpoint} (log ${kinesis.logFile})`);
+  console.log(`fan-out front: ${front.endpoint}  <- the spout's endpoint, with readMode "fanOut"`);
+  console.log(`settings: ${JSON.stringify(front.settings)}`);
+  if (streams.length > 0) console.log(`streams: ${streams.map(([n, s]) => `${n} (${s} shards)`).join(', ')}`);
+  const stop = async () => {
+    await front.close();
+    await kinesis.stop();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}
+
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});

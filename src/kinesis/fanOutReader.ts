@@ -1,0 +1,252 @@
+/**
+ * Reads one shard through enhanced fan-out: a SubscribeToShard subscription pushes its events over HTTP/2;
+ * when it ends (its lifetime, 5 minutes on AWS) the next one starts after the last ContinuationSequenceNumber,
+ * so nothing is skipped or read twice. The final event of a closed shard (ChildShards, no continuation)
+ * ends the shard. While the memory caps leave no room the event stream is not read at all, so HTTP/2 flow
+ * control stops the server. No error ends a reader: each is retried with backoff from the last event.
+ */
+import {
+  SubscribeToShardCommand,
+  type SubscribeToShardCommandOutput,
+  type StartingPosition,
+  type SubscribeToShardEvent,
+} from '@aws-sdk/client-kinesis';
+import { LogLevel } from '../core/log';
+import type { Scheduler } from '../core/scheduler';
+import { describeError } from '../errors';
+import type { KinesisApi } from './client';
+import { consumerFailure, fanOutError, type StreamConsumer } from './consumer';
+import { isThrottling } from './errors';
+import { iteratorRequest } from './iterators';
+import type { ReadPosition, ShardReaderEvents, ShardReaderFactory, ShardRecordReader } from './reader';
+import { kinesisRecordOf } from './records';
+import { backoffMs } from './shardReader';
+import type { StreamRef } from './shards';
+
+/** Kinesis allows one SubscribeToShard per second per shard and consumer. */
+export const SUBSCRIBE_GAP_MS = 1_000;
+const ROOM_WAIT_MS = 50;
+
+export interface FanOutReaderOptions {
+  /** A client on HTTP/2 (fanOutClient.ts): SubscribeToShard only. */
+  kinesis: KinesisApi;
+  scheduler: Scheduler;
+  stream: StreamRef;
+  consumer: Pick<StreamConsumer, 'arn' | 'forget'>;
+}
+
+/** Fan-out readers for every shard of `options.stream`. */
+export function fanOutReaders(options: FanOutReaderOptions): ShardReaderFactory {
+  return (shardId, events) => new FanOutReader(options, shardId, events);
+}
+
+const nameOf = (err: unknown): string => (err as { name?: string } | undefined)?.name ?? '';
+
+/** Where a subscription starts: the mapping GetShardIterator uses (iterators.ts), in SubscribeToShard's terms. */
+export function startingPosition(stream: StreamRef, shardId: string, position: ReadPosition): StartingPosition {
+  const request = iteratorRequest(stream, shardId, position);
+  return {
+    Type: request.ShardIteratorType,
+    SequenceNumber: request.StartingSequenceNumber,
+    Timestamp: request.Timestamp,
+  };
+}
+
+export class FanOutReader implements ShardRecordReader {
+  private readonly stopped = new AbortController();
+  /** The open subscription's (or the pending subscribe's) cancel: pause and stop abort it. */
+  private subscription: AbortController | undefined;
+  private position: ReadPosition = { kind: 'TRIM_HORIZON' };
+  private loop: Promise<void> | undefined;
+  private lastSubscribeAt = -Infinity;
+  private failures = 0;
+  private paused: { resumed: Promise<void>; resume: () => void } | undefined;
+
+  constructor(
+    private readonly options: FanOutReaderOptions,
+    private readonly shardId: string,
+    private readonly events: ShardReaderEvents,
+  ) {}
+
+  start(from: ReadPosition): void {
+    if (this.loop) return;
+    this.position = from;
+    this.loop = this.run().catch((err) =>
+      this.events.log(LogLevel.Error, `fan-out reader of ${this.shardId} stopped: ${describeError(err)}`),
+    );
+  }
+
+  /** Cancels the subscription at once; the next one starts where this one's last event left off. */
+  pause(): void {
+    if (this.paused) return;
+    let resume: () => void = () => undefined;
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    this.paused = { resumed, resume };
+    this.subscription?.abort();
+  }
+
+  resume(): void {
+    const paused = this.paused;
+    this.paused = undefined;
+    paused?.resume();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped.abort();
+    this.subscription?.abort();
+    this.resume();
+    await this.loop;
+  }
+
+  private get done(): boolean {
+    return this.stopped.signal.aborted;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.done) {
+      if (this.paused) {
+        await this.paused.resumed;
+        continue;
+      }
+      const cancel = new AbortController();
+      this.subscription = cancel;
+      try {
+        if (!(await this.roomOrCancel(cancel.signal))) continue;
+        const ended = await this.subscribeOnce(cancel.signal);
+        if (ended) return;
+      } catch (err) {
+        if (this.done || cancel.signal.aborted) continue;
+        await this.failed(err);
+      } finally {
+        cancel.abort();
+      }
+    }
+  }
+
+  /** Waits while the caps leave no room; false if cancelled meanwhile. */
+  private async roomOrCancel(signal: AbortSignal): Promise<boolean> {
+    while (this.events.room() <= 0) {
+      if (signal.aborted) return false;
+      await this.options.scheduler.sleep(ROOM_WAIT_MS, signal);
+    }
+    return !signal.aborted;
+  }
+
+  /** One subscription, read to its end: true when the shard ended, false when it must be renewed. */
+  private async subscribeOnce(signal: AbortSignal): Promise<boolean> {
+    const { events, shardId } = this;
+    const { kinesis, scheduler, stream, consumer } = this.options;
+    const consumerArn = await consumer.arn(signal);
+    const gap = this.lastSubscribeAt + SUBSCRIBE_GAP_MS - scheduler.now();
+    if (gap > 0) await scheduler.sleep(gap, signal);
+    if (signal.aborted) return false;
+    this.lastSubscribeAt = scheduler.now();
+    const from = this.position;
+    let response: SubscribeToShardCommandOutput;
+    try {
+      response = await kinesis.send(
+        new SubscribeToShardCommand({
+          ConsumerARN: consumerArn,
+          ShardId: shardId,
+          StartingPosition: startingPosition(stream, shardId, from),
+        }),
+        { abortSignal: signal },
+      );
+    } catch (err) {
+      if (nameOf(err) === 'AccessDeniedException')
+        throw consumerFailure(
+          err,
+          'SubscribeToShard',
+          `shard ${shardId}`,
+          stream.streamArn ?? `stream ${stream.streamName}`,
+        );
+      throw err;
+    }
+    if (!response.EventStream) throw new Error('SubscribeToShard answered without an event stream');
+    events.subscription?.('opened');
+    const iterator = response.EventStream[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (signal.aborted) return false;
+        if (next.done) {
+          // The lifetime ended: the next subscription starts after the last continuation.
+          events.subscription?.('ended');
+          events.log(LogLevel.Debug, `subscription to ${shardId} ended; renewing ${this.describePosition()}`);
+          return false;
+        }
+        const member = next.value;
+        const event = member.SubscribeToShardEvent;
+        if (!event) throw errorMember(member as unknown as Record<string, unknown>);
+        this.failures = 0;
+        if (this.deliver(event)) return true;
+        // Not read further until there is room: what the server sends meanwhile waits in its flow-control window.
+        if (!(await this.roomOrCancel(signal))) return false;
+      }
+    } finally {
+      if (signal.aborted || this.done) void iterator.return?.().catch(() => undefined);
+    }
+  }
+
+  /** Hands one event's records on; true when it was the shard's last (ChildShards and no continuation). */
+  private deliver(event: SubscribeToShardEvent): boolean {
+    const records = (event.Records ?? []).map((r) => kinesisRecordOf(this.shardId, r));
+    const continuation = event.ContinuationSequenceNumber;
+    if (continuation) this.position = { kind: 'AFTER', sequenceNumber: continuation };
+    else if (records.length > 0)
+      this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
+    this.events.records(records, event.MillisBehindLatest);
+    if (continuation) return false;
+    this.events.end((event.ChildShards ?? []).map((c) => c.ShardId!).filter(Boolean));
+    return true;
+  }
+
+  private describePosition(): string {
+    const p = this.position;
+    return p.kind === 'AFTER' ? `after ${p.sequenceNumber}` : `from ${p.kind}`;
+  }
+
+  private async failed(err: unknown): Promise<void> {
+    const { events, shardId } = this;
+    const { scheduler, consumer } = this.options;
+    this.failures += 1;
+    const name = nameOf(err);
+    // The previous owner's subscription is let go within seconds: wait at least that long, no report at first.
+    const delay = Math.max(
+      name === 'ResourceInUseException' ? 2_000 : 0,
+      backoffMs(this.failures, () => scheduler.random()),
+    );
+    events.subscription?.('retried');
+    events.log(
+      isThrottling(err) || name === 'ResourceInUseException' ? LogLevel.Debug : LogLevel.Warn,
+      `subscription to ${shardId} failed (${describeError(err)}); subscribing again ${this.describePosition()} in ${delay} ms`,
+    );
+    if (name === 'ResourceNotFoundException') {
+      // The shard, the stream or the consumer: the listing decides about the first two; the ARN is asked again.
+      consumer.forget();
+      events.notFound(err, this.failures);
+    } else if (name === 'ResourceInUseException') {
+      if (this.failures >= 5)
+        events.error(
+          fanOutError(
+            'ResourceInUseException',
+            `another subscription to ${shardId} through this consumer is still open`,
+            'a previous owner of the shard should let it go within seconds; if this lasts, another application uses the same consumerName: give each application its own',
+            err,
+            true,
+          ),
+          this.failures,
+        );
+    } else events.error(err, this.failures);
+    await scheduler.sleep(delay, this.stopped.signal);
+  }
+}
+
+/** An error member of the event stream (the SDK usually throws these; some protocols hand them as events). */
+function errorMember(member: Record<string, unknown>): Error {
+  const [name, value] = Object.entries(member).find(([key]) => key !== '$unknown') ?? ['UnknownEvent', undefined];
+  if (value instanceof Error) return value;
+  return Object.assign(new Error(`${name}: ${describeError(value)}`), { name });
+}

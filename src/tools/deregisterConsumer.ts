@@ -1,0 +1,43 @@
+/**
+ * `kinesis-spout deregister-consumer`: deregisters the stream consumer a fan-out configuration reads
+ * through (the spout never does), after the operator confirms. Spouts still running in fan-out register
+ * it again at their next subscription, so the topology is stopped first.
+ */
+import { streamNameOf } from '../config/config';
+import { createKinesisClient } from '../kinesis/client';
+import { consumerRefOf, deregisterConsumer, streamArnOf } from '../kinesis/consumer';
+import { readToolConfig } from './application';
+import { ExitCode } from './exitCodes';
+import type { ToolIo } from './io';
+
+export interface DeregisterOptions {
+  config: string;
+  yes: boolean;
+}
+
+export async function runDeregisterConsumer(options: DeregisterOptions, io: ToolIo): Promise<number> {
+  const config = readToolConfig(options.config);
+  const ref = consumerRefOf(config);
+  const kinesis = createKinesisClient(config);
+  try {
+    const streamArn = await streamArnOf(kinesis, { streamName: streamNameOf(config), streamArn: config.streamArn });
+    const what = 'consumerArn' in ref ? ref.consumerArn : `consumer ${ref.consumerName} of ${streamArn}`;
+    io.out(
+      `Deregistering ${what}: its subscriptions end, and AWS stops charging for it. Stop the topology first: spouts still reading with readMode "fanOut" register it again.`,
+    );
+    if (!options.yes) {
+      io.out('Deregister it? Type yes to go on: ');
+      const answer = (await io.readLine())?.trim();
+      if (!io.interactive) io.out('\n');
+      if (answer !== 'yes') {
+        io.out('not confirmed: nothing deregistered');
+        return ExitCode.NotConfirmed;
+      }
+    }
+    const existed = await deregisterConsumer(kinesis, streamArn, ref);
+    io.out(existed ? `deregistered ${what}` : `${what} was not registered: nothing to do`);
+    return ExitCode.Ok;
+  } finally {
+    kinesis.destroy();
+  }
+}

@@ -1,0 +1,253 @@
+import type { LogLevel } from '../../../src/core/log';
+import { kinesisProblem, type KinesisProblem } from '../../../src/kinesis/errors';
+import { FanOutReader, SUBSCRIBE_GAP_MS, startingPosition } from '../../../src/kinesis/fanOutReader';
+import type { ReadPosition, ShardReaderEvents } from '../../../src/kinesis/reader';
+import { ManualClock, settle } from '../spout/fakes/manualClock';
+import { event, FakeSubscriptions, kinesisError } from './fakeSubscriptions';
+
+const STREAM = { streamName: 's', streamArn: 'arn:aws:kinesis:us-east-1:123456789012:stream/s' };
+const CONSUMER_ARN = `${STREAM.streamArn}/consumer/app:1`;
+
+interface Told {
+  records: string[][];
+  ends: string[][];
+  notFound: number[];
+  errors: { name: string; consecutive: number }[];
+  subscriptions: string[];
+  logs: [LogLevel, string][];
+  problems: KinesisProblem[];
+}
+
+function setUp(from: ReadPosition = { kind: 'TRIM_HORIZON' }, room = 100) {
+  const clock = new ManualClock();
+  const fake = new FakeSubscriptions();
+  const told: Told = { records: [], ends: [], notFound: [], errors: [], subscriptions: [], logs: [], problems: [] };
+  const state = { room, forgotten: 0 };
+  const events: ShardReaderEvents = {
+    records: (records) => told.records.push(records.map((r) => r.sequenceNumber)),
+    end: (children) => told.ends.push(children),
+    notFound: (_err, consecutive) => told.notFound.push(consecutive),
+    error: (err, consecutive) => {
+      told.errors.push({ name: (err as Error).name, consecutive });
+      told.problems.push(kinesisProblem(err, 'stream s'));
+    },
+    room: () => state.room,
+    requested: () => undefined,
+    subscription: (what) => told.subscriptions.push(what),
+    log: (level, message) => told.logs.push([level, message]),
+  };
+  const consumer = {
+    arn: () => Promise.resolve(CONSUMER_ARN),
+    forget: () => {
+      state.forgotten += 1;
+    },
+  };
+  const reader = new FanOutReader({ kinesis: fake.client, scheduler: clock, stream: STREAM, consumer }, 's-0', events);
+  reader.start(from);
+  return { clock, fake, told, state, reader };
+}
+
+/** Moves the clock past the 1-per-second subscribe gap, so that the reader's next subscribe goes out. */
+async function nextSubscribe(clock: ManualClock, fake: FakeSubscriptions, count: number) {
+  for (let i = 0; i < 100 && fake.subscribes.length < count; i += 1) await clock.advance(SUBSCRIBE_GAP_MS / 4);
+  expect(fake.subscribes).toHaveLength(count);
+  return fake.last;
+}
+
+describe('the fan-out reader', () => {
+  it.each<[ReadPosition, object]>([
+    [{ kind: 'TRIM_HORIZON' }, { Type: 'TRIM_HORIZON' }],
+    [
+      { kind: 'AFTER', sequenceNumber: '17' },
+      { Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '17' },
+    ],
+    // Stopped inside a KPL aggregate: read it again (the owner skips the user records already done).
+    [
+      { kind: 'AFTER', sequenceNumber: '17', subSequence: 2 },
+      { Type: 'AT_SEQUENCE_NUMBER', SequenceNumber: '17' },
+    ],
+    [
+      { kind: 'AT_TIMESTAMP', timestampMs: 5_000 },
+      { Type: 'AT_TIMESTAMP', Timestamp: new Date(5_000) },
+    ],
+  ])('starts a subscription at %j as GetShardIterator would', async (from, expected) => {
+    const { fake } = setUp(from);
+    await settle();
+    expect(fake.last.input).toEqual({
+      ConsumerARN: CONSUMER_ARN,
+      ShardId: 's-0',
+      StartingPosition: { SequenceNumber: undefined, Timestamp: undefined, ...expected },
+    });
+    expect(startingPosition(STREAM, 's-0', from)).toEqual(fake.last.input.StartingPosition);
+  });
+
+  it('delivers events in order and renews an ended subscription after its last continuation, no gap, no overlap', async () => {
+    const { clock, fake, told, reader } = setUp();
+    await settle();
+    const first = fake.last.open();
+    first.push(event(['1', '2'], '2'), event([], '2'), event(['3'], '3'));
+    first.end();
+    const second = await nextSubscribe(clock, fake, 2);
+    expect(second.input.StartingPosition).toEqual({ Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '3' });
+    second.open().push(event(['4'], '4'));
+    await settle();
+    expect(told.records).toEqual([['1', '2'], [], ['3'], ['4']]);
+    expect(told.subscriptions).toEqual(['opened', 'ended', 'opened']);
+    expect(told.errors).toEqual([]);
+    await reader.stop();
+  });
+
+  it('renews from the continuation even when the last event had no records (the tip moved on)', async () => {
+    const { clock, fake } = setUp({ kind: 'AFTER', sequenceNumber: '5' });
+    await settle();
+    const first = fake.last.open();
+    first.push(event([], '9'));
+    first.end();
+    const second = await nextSubscribe(clock, fake, 2);
+    expect(second.input.StartingPosition).toEqual({ Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '9' });
+  });
+
+  it('ends the shard on the final event (ChildShards, no continuation), after its records, and subscribes no more', async () => {
+    const { clock, fake, told } = setUp();
+    await settle();
+    fake.last
+      .open()
+      .push(event(['1'], '1'), event(['2'], undefined, { ChildShards: [{ ShardId: 's-1' }, { ShardId: 's-2' }] }));
+    await clock.advance(10 * SUBSCRIBE_GAP_MS);
+    expect(told.records).toEqual([['1'], ['2']]);
+    expect(told.ends).toEqual([['s-1', 's-2']]);
+    expect(fake.subscribes).toHaveLength(1);
+  });
+
+  it('retries ResourceInUse (the previous owner still subscribed) with backoff, unreported until it lasts', async () => {
+    const { clock, fake, told } = setUp({ kind: 'AFTER', sequenceNumber: '5' });
+    await settle();
+    fake.last.refuse(kinesisError('ResourceInUseException'));
+    await clock.advance(1_999);
+    expect(fake.subscribes).toHaveLength(1);
+    const again = await nextSubscribe(clock, fake, 2);
+    expect(again.input.StartingPosition).toEqual({ Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '5' });
+    for (let n = 3; n <= 6; n += 1) {
+      fake.last.refuse(kinesisError('ResourceInUseException'));
+      await nextSubscribe(clock, fake, n);
+    }
+    expect(told.errors).toEqual([{ name: 'ResourceInUseException', consecutive: 5 }]);
+    expect(told.subscriptions).toEqual(['retried', 'retried', 'retried', 'retried', 'retried']);
+  });
+
+  it.each([
+    ['LimitExceededException', 'refused'],
+    ['InternalFailureException', 'mid-stream'],
+    ['KMSThrottlingException', 'mid-stream'],
+    ['ECONNRESET', 'mid-stream'],
+  ])('resumes after %s (%s) from the last delivered event', async (name, when) => {
+    const { clock, fake, told } = setUp();
+    await settle();
+    const first = fake.last.open();
+    first.push(event(['1', '2'], '2'));
+    await settle();
+    if (when === 'mid-stream') first.fail(kinesisError(name));
+    else {
+      first.end();
+      const renewal = await nextSubscribe(clock, fake, 2);
+      renewal.refuse(kinesisError(name));
+    }
+    const again = await nextSubscribe(clock, fake, when === 'mid-stream' ? 2 : 3);
+    expect(again.input.StartingPosition).toEqual({ Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '2' });
+    again.open().push(event(['3'], '3'));
+    await settle();
+    expect(told.records).toEqual([['1', '2'], ['3']]);
+    expect(told.errors).toEqual([{ name, consecutive: 1 }]);
+    expect(told.subscriptions).toContain('retried');
+  });
+
+  it('names the missing kinesis:SubscribeToShard permission', async () => {
+    const { clock, fake, told } = setUp();
+    await settle();
+    fake.last.refuse(kinesisError('AccessDeniedException', 'not authorized to perform kinesis:SubscribeToShard'));
+    await nextSubscribe(clock, fake, 2);
+    expect(told.errors).toEqual([{ name: 'AccessDeniedException', consecutive: 1 }]);
+    expect(told.problems[0]?.fix).toContain("grant the worker's role kinesis:SubscribeToShard");
+  });
+
+  it('tells a missing shard (or consumer) as notFound and asks for the consumer again', async () => {
+    const { clock, fake, told, state } = setUp();
+    await settle();
+    fake.last.refuse(kinesisError('ResourceNotFoundException'));
+    await nextSubscribe(clock, fake, 2);
+    expect(told.notFound).toEqual([1]);
+    expect(state.forgotten).toBe(1);
+  });
+
+  it('stops reading the event stream while there is no room, and reads on when room returns', async () => {
+    const { clock, fake, told, state } = setUp();
+    await settle();
+    const stream = fake.last.open();
+    stream.push(event(['1'], '1'));
+    await settle();
+    expect(stream.pulls).toBe(2);
+    state.room = 0;
+    stream.push(event(['2'], '2'));
+    await settle();
+    // The reader took event 2 (it was already asked for) and now asks for nothing: the server's pushes wait.
+    stream.push(event(['3'], '3'), event(['4'], '4'));
+    await clock.advance(60_000);
+    expect(told.records).toEqual([['1'], ['2']]);
+    const pullsWhileFull = stream.pulls;
+    await clock.advance(60_000);
+    expect(stream.pulls).toBe(pullsWhileFull);
+    state.room = 100;
+    await clock.advance(100);
+    expect(told.records).toEqual([['1'], ['2'], ['3'], ['4']]);
+    expect(fake.subscribes).toHaveLength(1);
+  });
+
+  it('does not subscribe while there is no room', async () => {
+    const { clock, fake, state } = setUp({ kind: 'TRIM_HORIZON' }, 0);
+    await clock.advance(10_000);
+    expect(fake.subscribes).toHaveLength(0);
+    state.room = 1;
+    await clock.advance(100);
+    expect(fake.subscribes).toHaveLength(1);
+  });
+
+  it('cancels the subscription at once when stopped, and tells nothing after', async () => {
+    const { fake, told, reader } = setUp();
+    await settle();
+    const stream = fake.last.open();
+    stream.push(event(['1'], '1'));
+    await settle();
+    await reader.stop();
+    expect(fake.last.signal?.aborted).toBe(true);
+    stream.push(event(['2'], '2'));
+    await settle();
+    expect(told.records).toEqual([['1']]);
+    expect(told.errors).toEqual([]);
+  });
+
+  it('cancels the subscription on pause and subscribes again after the last event on resume', async () => {
+    const { clock, fake, told, reader } = setUp();
+    await settle();
+    fake.last.open().push(event(['1'], '1'));
+    await settle();
+    reader.pause();
+    await settle();
+    expect(fake.last.signal?.aborted).toBe(true);
+    await clock.advance(30_000);
+    expect(fake.subscribes).toHaveLength(1);
+    reader.resume();
+    const again = await nextSubscribe(clock, fake, 2);
+    expect(again.input.StartingPosition).toEqual({ Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '1' });
+    expect(told.errors).toEqual([]);
+  });
+
+  it('subscribes at most once a second per shard', async () => {
+    const { clock, fake } = setUp();
+    await settle();
+    fake.last.open().end();
+    await clock.advance(SUBSCRIBE_GAP_MS - 1);
+    expect(fake.subscribes).toHaveLength(1);
+    await clock.advance(1);
+    expect(fake.subscribes).toHaveLength(2);
+  });
+});
