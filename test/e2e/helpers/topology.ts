@@ -350,6 +350,11 @@ export function processCwd(pid: number): string {
   return readlinkSync(`/proc/${pid}/cwd`);
 }
 
+/** The executable a process runs (symbolic links resolved). */
+export function processExe(pid: number): string {
+  return readlinkSync(`/proc/${pid}/exe`);
+}
+
 export function readRecorded(file: string): Recorded[] {
   if (!existsSync(file)) return [];
   const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
