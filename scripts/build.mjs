@@ -22,8 +22,34 @@ const result = await build({
   metafile: true,
 });
 chmodSync(outfile, 0o755);
-writeFileSync(noticesFile, notices(bundledPackages(result.metafile.outputs[outfile].inputs)));
+const bundled = bundledPackages(result.metafile.outputs[outfile].inputs);
+checkEngines(bundled);
+writeFileSync(noticesFile, notices(bundled));
 writeFileSync(schemaFile, `${JSON.stringify(await configSchema(), null, 1)}\n`);
+
+/**
+ * Every bundled package must run on the oldest Node this project supports (its own `engines`): the AWS
+ * SDK's releases after the first week of January 2027 need Node 22, and a lockfile update pulling one in
+ * would otherwise break the spout on Node 20 only at run time, on the workers.
+ */
+function checkEngines(packages) {
+  const oldest = minimumMajor(JSON.parse(readFileSync('package.json', 'utf8')).engines.node);
+  const tooNew = packages
+    .map((p) => ({ ...p, needs: JSON.parse(readFileSync(join(p.dir, 'package.json'), 'utf8')).engines?.node }))
+    .filter((p) => p.needs !== undefined && minimumMajor(p.needs) > oldest);
+  if (tooNew.length > 0) {
+    throw new Error(
+      `bundled packages need a newer Node than package.json's engines (>=${oldest}): ${tooNew.map((p) => `${p.name} ${p.version} (${p.needs})`).join(', ')}. ` +
+        'Keep versions that run on it, or raise engines (and the README, scripts/nodes.sh, src/cli/nodeVersion.ts).',
+    );
+  }
+}
+
+/** The lowest major a range such as `>=20.0.0`, `>= 18`, `^20.19.0 || >=22` admits (0 when it has no bound). */
+function minimumMajor(range) {
+  const majors = [...String(range).matchAll(/(?:>=|\^|~)?\s*v?(\d+)(?:\.[\dx*]+)*/g)].map((m) => Number(m[1]));
+  return majors.length > 0 ? Math.min(...majors) : 0;
+}
 
 /** The schema object of src/config/schema.ts, as the spout itself validates with it. */
 async function configSchema() {

@@ -23,6 +23,7 @@ import { viewOf } from '../spout/metrics';
 import { KinesisSpout } from '../spout/spout';
 import { answersOnlySync, failureDue, failureReport, STOPPING_EXIT_AFTER_MS, type Lifecycle } from './lifecycle';
 import { startNotes } from '../config/startNotes';
+import { nodeVersionNote } from './nodeVersion';
 
 const SHUTDOWN_TIMEOUT_MS = 5_000;
 
@@ -129,6 +130,8 @@ function onHandshake(body: string): void {
   writePidFile(handshake.pidDir);
   // Told to stop (or crashed) before Storm even said hello: the pid is all it gets.
   if (lifecycle.kind !== 'starting') return;
+  const node = nodeVersionNote(process.version);
+  out.log(node.message, node.level);
   let config: SpoutConfig;
   try {
     config = loadConfig(handshake.conf, process.argv[2]);
@@ -158,7 +161,8 @@ function onHandshake(body: string): void {
   });
   spout = new KinesisSpout(config, coordinator, logger, realScheduler);
   out.log(
-    `kinesis-shell-spout task ${task.index + 1}/${task.count} reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`,
+    // Numbered from 0, as the member ids (task<index>-...) and `status` number the tasks.
+    `kinesis-shell-spout task ${task.index} (of 0..${task.count - 1}) reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`,
   );
   coordinator.start();
   setInterval(() => logStats(config), config.statsIntervalMs).unref();

@@ -8,6 +8,7 @@ import type { ToolIo } from '../tools/io';
 import { runDeregisterConsumer } from '../tools/deregisterConsumer';
 import { runReset } from '../tools/reset';
 import { runStatus } from '../tools/status';
+import { nodeVersionNote, quietSdkNodeWarning } from './nodeVersion';
 
 export const TOOLS = ['status', 'reset', 'deregister-consumer'] as const;
 export type ToolName = (typeof TOOLS)[number];
@@ -92,6 +93,9 @@ export function runHelpProcess(arg: string | undefined): void {
 
 /** Runs a tool in this process and exits with its code (open sockets must not keep it alive). */
 export function runToolProcess(tool: ToolName, args: readonly string[]): void {
+  quietSdkNodeWarning();
+  const node = nodeVersionNote(process.version);
+  if (node.unsupported) process.stderr.write(`kinesis-spout: ${node.message}\n`);
   void runTool(tool, args, processIo()).then((code) => {
     process.stdout.write('', () => process.exit(code));
   });

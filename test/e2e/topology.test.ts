@@ -18,6 +18,8 @@ import {
   withInput,
   type Put,
 } from './helpers/checks';
+import { realpathSync } from 'node:fs';
+import { SPOUT_NODE, spoutNodeVersion } from '../helpers/spoutNode';
 import { e2eSuite } from './helpers/suite';
 import {
   AWS_ENV,
@@ -25,6 +27,7 @@ import {
   LocalTopology,
   processCwd,
   processEnv,
+  processExe,
   scratch,
   sleep,
   withLogs,
@@ -76,7 +79,15 @@ test('steady flow: every record put is received once, with its fields, across wo
       for (const pid of pids) {
         expect(processCwd(pid)).toMatch(/\/stormdist\/[^/]+\/resources(\.\d+)?$/);
         expect(processEnv(pid)).toMatchObject(AWS_ENV);
+        // `node` from the JVM's PATH is SPOUT_NODE (test/helpers/spoutNode.ts), and the spout says which it is.
+        expect(processExe(pid)).toBe(realpathSync(SPOUT_NODE));
+        expect(topology.log()).toContain(`ShellLog pid:${pid}, name:kinesis running on Node.js ${spoutNodeVersion()}`);
       }
+      // Numbered from 0, as member ids and `status` number them.
+      const tasks = [
+        ...topology.log().matchAll(/ShellLog pid:\d+, name:kinesis kinesis-shell-spout task (\S+ \(of [^)]*\))/g),
+      ];
+      expect(tasks.map((m) => m[1]).sort()).toEqual(['0 (of 0..2)', '1 (of 0..2)', '2 (of 0..2)']);
       expect(process.env.AWS_ACCESS_KEY_ID).not.toBe(AWS_ENV.AWS_ACCESS_KEY_ID);
 
       // ShellSpout's pipes (Java's ProcessBuilder) take the direct reads, not only the event loop.

@@ -9,6 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FrameDecoder } from '../../src/multilang/frames';
+import { SPOUT_NODE } from './spoutNode';
 
 export const ENTRY_SCRIPT = resolve(__dirname, '../../multilang/resources/kinesis-spout.cjs');
 export const DEFAULT_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'];
@@ -95,7 +96,7 @@ export class StormDriver {
     this.keepHistory = options.keepHistory ?? true;
     const pipes = (options.stdio ?? 'pipes') === 'pipes' ? { stdin: osPipe(), stdout: osPipe() } : undefined;
     this.child = spawn(
-      process.execPath,
+      SPOUT_NODE,
       [...(options.nodeOptions ?? []), options.script ?? ENTRY_SCRIPT, ...(options.args ?? [])],
       {
         stdio: pipes ? [pipes.stdin.read, pipes.stdout.write, 'pipe'] : ['pipe', 'pipe', 'pipe'],

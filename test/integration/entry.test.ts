@@ -1,9 +1,10 @@
 /** The bundle's entry as an operator meets it: a flag is never taken for the spout (which would wait for Storm). */
 import { spawnSync } from 'node:child_process';
 import { ENTRY_SCRIPT } from '../helpers/stormDriver';
+import { SPOUT_NODE } from '../helpers/spoutNode';
 
 const run = (...args: string[]) =>
-  spawnSync(process.execPath, [ENTRY_SCRIPT, ...args], { encoding: 'utf8', timeout: 20_000, input: '' });
+  spawnSync(SPOUT_NODE, [ENTRY_SCRIPT, ...args], { encoding: 'utf8', timeout: 20_000, input: '' });
 
 test("--help prints the tools' usage and exits 0; an unknown flag, the usage on stderr and 2", () => {
   const help = run('--help');

@@ -15,6 +15,7 @@ import { idsOf, readJson, spoutConf, spoutSuite, uniqueName, waitFor } from '../
 import { createStream, putRecords } from '../helpers/kinesisAdmin';
 import { ENTRY_SCRIPT, type StormDriver } from '../helpers/stormDriver';
 import { quotedCommands, zkCli } from '../helpers/zkCli';
+import { SPOUT_NODE } from '../helpers/spoutNode';
 
 const suite = spoutSuite();
 const { spout } = suite;
@@ -78,7 +79,7 @@ async function checkpointAt(zk: ZkSession, path: string): Promise<string | undef
 function tool(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
-      process.execPath,
+      SPOUT_NODE,
       [ENTRY_SCRIPT, ...args],
       { env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env }, timeout: 60_000 },
       (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),

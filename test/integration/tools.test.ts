@@ -13,6 +13,7 @@ import type { StatusReport } from '../../src/tools/statusView';
 import { CoordinationStore } from '../../src/coordination/store';
 import { ZkSession } from '../../src/coordination/zk';
 import { startZooKeeper } from '../helpers/zookeeperServer';
+import { SPOUT_NODE } from '../helpers/spoutNode';
 
 const suite = spoutSuite();
 const dirs: string[] = [];
@@ -30,7 +31,7 @@ function runTool(
   options: { stdin?: string; until?: (stdout: string) => boolean; timeoutMs?: number } = {},
 ): Promise<ToolRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [ENTRY_SCRIPT, ...args], {
+    const child = spawn(SPOUT_NODE, [ENTRY_SCRIPT, ...args], {
       env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
     });
     let stdout = '';
@@ -458,7 +459,7 @@ test('status --watch outlives a ZooKeeper outage longer than its session: it rep
       zookeeper: { connect: zk.connectString, sessionTimeoutMs: 4_000, root: '/it' },
     }),
   );
-  const child = spawn(process.execPath, [ENTRY_SCRIPT, 'status', '--config', config, '--json', '--watch', '1'], {
+  const child = spawn(SPOUT_NODE, [ENTRY_SCRIPT, 'status', '--config', config, '--json', '--watch', '1'], {
     env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
   });
   let stdout = '';

@@ -25,6 +25,35 @@ export const INSTALLED_MODULE_JAR = join(
 );
 const LOCK_STALE_MS = 15 * 60_000;
 
+/**
+ * The Storm the examples are built and run against: `STORM_VERSION` (e.g. 2.6.4, the oldest line
+ * supported), else their pom's `storm.version`. The module in storm/ is always built against its pom's
+ * (storm-client is provided): one jar for every supported Storm, as users get it.
+ */
+export const STORM_VERSION = stormVersion(process.env.STORM_VERSION);
+
+function stormVersion(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^2\.\d+\.\d+$/.test(value)) throw new Error(`STORM_VERSION=${value}: expected a Storm 2.x version, e.g. 2.6.4`);
+  return value;
+}
+
+/** The Storm version the examples run on: STORM_VERSION, else the Java example pom's. */
+export function stormVersionInUse(): string {
+  if (STORM_VERSION) return STORM_VERSION;
+  const pom = readFileSync(join(REPO, 'topology-examples/java/pom.xml'), 'utf8');
+  return /<storm\.version>([^<]+)<\/storm\.version>/.exec(pom)![1];
+}
+
+/** Whether the Storm in use is `major.minor` or newer. */
+export function stormAtLeast(major: number, minor: number): boolean {
+  const [m, n] = stormVersionInUse().split('.').map(Number);
+  return m > major || (m === major && n >= minor);
+}
+
+/** Maven's arguments for the examples' builds: the Storm version, when one is chosen. */
+const exampleArgs = (): string[] => (STORM_VERSION ? [`-Dstorm.version=${STORM_VERSION}`] : []);
+
 export interface Build {
   /** The topology jar, first on the classpath: Storm's local mode extracts `resources/` from the first jar having it. */
   jar: string;
@@ -41,14 +70,18 @@ export async function mavenBuild(projectDir: string, jarName: string): Promise<B
   mkdirSync(join(REPO, 'topology-examples', 'target'), { recursive: true });
   await withLock(join(REPO, 'topology-examples', 'target', 'maven.lock'), () => {
     installModule();
-    const hash = inputsHash(projectDir, [SPOUT_SCRIPT, INSTALLED_MODULE_JAR]);
+    const hash = inputsHash(projectDir, [SPOUT_SCRIPT, INSTALLED_MODULE_JAR], exampleArgs());
     const upToDate =
       existsSync(jar) && existsSync(classpathFile) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash;
     if (upToDate) return;
-    mvnOfflineFirst(projectDir, 'package');
+    mvnOfflineFirst(projectDir, 'package', exampleArgs());
     writeFileSync(stamp, hash);
   });
   const classpath = readFileSync(classpathFile, 'utf8').trim().split(':').filter(Boolean);
+  const client = STORM_VERSION && `storm-client-${STORM_VERSION}.jar`;
+  if (client && !classpath.some((entry) => entry.endsWith(`/${client}`))) {
+    throw new Error(`STORM_VERSION=${STORM_VERSION}, but ${classpathFile} has no ${client}`);
+  }
   return { jar, classpath };
 }
 
@@ -85,9 +118,9 @@ function installModule(): void {
 }
 
 /** Offline first: once ~/.m2 holds everything, no registry is asked; a fresh machine falls back to online. */
-function mvnOfflineFirst(cwd: string, goal: string): void {
-  if (mvn(cwd, ['-q', '-o', goal]).status === 0) return;
-  const online = mvn(cwd, ['-q', goal]);
+function mvnOfflineFirst(cwd: string, goal: string, args: string[] = []): void {
+  if (mvn(cwd, ['-q', '-o', ...args, goal]).status === 0) return;
+  const online = mvn(cwd, ['-q', ...args, goal]);
   if (online.status !== 0) throw new Error(`mvn ${goal} failed in ${cwd}:\n${online.output.slice(-6000)}`);
 }
 
@@ -104,8 +137,9 @@ function mvn(cwd: string, args: string[]): { status: number | null; output: stri
   };
 }
 
-function inputsHash(projectDir: string, extra: string[]): string {
+function inputsHash(projectDir: string, extra: string[], mavenArgs: string[] = []): string {
   const hash = createHash('sha256');
+  hash.update(mavenArgs.join('\0')).update('\0');
   const files = [join(projectDir, 'pom.xml'), ...extra, ...walk(join(projectDir, 'src'))].sort();
   for (const file of files) {
     hash.update(file).update('\0').update(readFileSync(file)).update('\0');

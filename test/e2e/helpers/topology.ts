@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Services } from '../../helpers/fixture';
 import type { Build } from './maven';
+import { pathWithSpoutNode, SPOUT_NODE } from '../../helpers/spoutNode';
 
 /** Credentials for the emulator; the spout gets them only through the worker JVM's environment. */
 export const AWS_ENV = { AWS_ACCESS_KEY_ID: 'e2e-access-key', AWS_SECRET_ACCESS_KEY: 'e2e-secret-key' };
@@ -156,8 +157,15 @@ export class LocalTopology {
           cwd: dir,
           detached: true, // its own process group, inherited by the spout processes
           stdio: ['pipe', fd, fd],
-          // No instance-metadata lookups from a credential chain on a machine without a network.
-          env: { ...process.env, ...AWS_ENV, AWS_EC2_METADATA_DISABLED: 'true' },
+          // No instance-metadata lookups from a credential chain on a machine without a network. ShellSpout
+          // starts `node` from this JVM's PATH: SPOUT_NODE's folder first, so the spout runs under that Node.
+          env: {
+            ...process.env,
+            ...AWS_ENV,
+            AWS_EC2_METADATA_DISABLED: 'true',
+            PATH: pathWithSpoutNode(),
+            KINESIS_SPOUT_NODE: SPOUT_NODE,
+          },
         },
       );
     } finally {
@@ -340,6 +348,11 @@ export function processEnv(pid: number): Record<string, string> {
 
 export function processCwd(pid: number): string {
   return readlinkSync(`/proc/${pid}/cwd`);
+}
+
+/** The executable a process runs (symbolic links resolved). */
+export function processExe(pid: number): string {
+  return readlinkSync(`/proc/${pid}/exe`);
 }
 
 export function readRecorded(file: string): Recorded[] {

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import org.apache.storm.Config;
+import org.apache.storm.multilang.JsonSerializer;
 import org.apache.storm.spout.ShellSpout;
 import org.apache.storm.spout.SpoutOutputCollector;
 import org.apache.storm.task.TopologyContext;
@@ -137,7 +138,8 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     /**
      * The conf the process receives in its handshake: Storm's, plus which metrics are registered and how
      * often Storm collects them. Added here rather than in the component configuration because the
-     * bucket size is the topology's, known only now.
+     * bucket size is the topology's, known only now. On a Storm that drops the log command's level, the
+     * serializer that keeps it ({@link LogLevelJsonSerializer}).
      */
     static Map<String, Object> processConf(Map<String, Object> conf) {
         Map<String, Object> metrics = new LinkedHashMap<>();
@@ -147,6 +149,13 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
         metrics.put("intervalSecs", bucketSecs(conf));
         Map<String, Object> processConf = new HashMap<>(conf);
         processConf.put(METRICS_CONF_KEY, metrics);
+        // Storm 2.6/2.7 log every line of the process at INFO (apache/storm#7954): the same serializer,
+        // with the level kept. Only in place of Storm's own JSON one (the process speaks nothing else).
+        Object serializer = conf.get(Config.TOPOLOGY_MULTILANG_SERIALIZER);
+        if (LogLevelJsonSerializer.STORM_DROPS_LEVELS
+            && (serializer == null || JsonSerializer.class.getName().equals(serializer))) {
+            processConf.put(Config.TOPOLOGY_MULTILANG_SERIALIZER, LogLevelJsonSerializer.class.getName());
+        }
         return processConf;
     }
 
