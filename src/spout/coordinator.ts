@@ -109,7 +109,11 @@ export class Coordinator {
         this.round.schedule();
       },
       dropped: () => this.held.forgetAll(),
-      reconnected: () => this.round.schedule(),
+      reconnected: () => {
+        // A watch may have fired while the connection was down: the watched folders are read again in full.
+        this.sessions.current?.store.resync();
+        this.round.schedule();
+      },
       heldCount: () => this.held.byId.size,
     });
     const expired = new ExpiredShards(reporter);
