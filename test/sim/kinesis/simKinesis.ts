@@ -52,6 +52,8 @@ export class SimKinesis {
     /** Shape choices that are not faults: page sizes, where a closed shard's end is reported. */
     private readonly rng: Random,
     private readonly trace: (who: string, what: string) => void,
+    /** Most shards a listing page holds (drawn from 1 up to it): small, so that paging is exercised. */
+    private readonly maxPage = 4,
   ) {}
 
   /** The client one process uses: its replies run on that process's timers (frozen while it is paused). */
@@ -163,7 +165,7 @@ export class SimKinesis {
       after = input.ExclusiveStartShardId;
     }
     const ids = [...this.stream.shards.keys()].sort().filter((id) => after === undefined || id > after);
-    const pageSize = Math.min(input.MaxResults ?? 1000, this.rng.int(1, 4));
+    const pageSize = Math.min(input.MaxResults ?? 1000, this.rng.int(1, this.maxPage));
     const page = ids.slice(offset, offset + pageSize);
     const more = offset + pageSize < ids.length;
     return {
