@@ -74,16 +74,23 @@ export abstract class ZkOperations {
   }
 
   async getACL(path: string): Promise<AclEntry[] | undefined> {
-    const { code, result } = await this.exchangeWith<zookeeper.ACL[]>(`getACL ${path}`, 'read', (reply) =>
-      this.client.getACL(path, (err, acls) => reply(err, acls)),
+    return (await this.getVersionedACL(path))?.acl;
+  }
+
+  async getVersionedACL(path: string): Promise<{ acl: AclEntry[]; aclVersion: number } | undefined> {
+    const { code, result } = await this.exchangeWith<{ acls: zookeeper.ACL[]; stat: zookeeper.Stat }>(
+      `getACL ${path}`,
+      'read',
+      (reply) => this.client.getACL(path, (err, acls, stat) => reply(err, { acls, stat })),
     );
-    if (code !== Code.OK || !result) return undefined;
+    if (code !== Code.OK || !result?.acls) return undefined;
     // The client's type definitions say `perms`; its ACL objects have `permission`.
-    return result.map((acl) => ({
-      scheme: acl.id.scheme,
-      id: acl.id.id,
-      perms: (acl as unknown as { permission: number }).permission,
+    const acl = result.acls.map((entry) => ({
+      scheme: entry.id.scheme,
+      id: entry.id.id,
+      perms: (entry as unknown as { permission: number }).permission,
     }));
+    return { acl, aclVersion: result.stat.aversion };
   }
 
   async create(
