@@ -9,7 +9,7 @@ import type { SpoutConfig } from '../config/config';
 import { streamNameOf } from '../config/config';
 import type { ConnectZooKeeper } from '../coordination/zooKeeper';
 import type { Scheduler } from '../core/scheduler';
-import { shardSyncEveryMs } from '../core/timings';
+import { folderResyncEveryMs, shardSyncEveryMs } from '../core/timings';
 import { describeError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
 import { isThrottling } from '../kinesis/errors';
@@ -158,6 +158,12 @@ export class Coordinator {
     // Jittered so that many tasks do not list shards in step.
     const syncMs = shardSyncEveryMs(config.shardSyncIntervalMs, scheduler.random());
     this.timers.push(scheduler.every(syncMs, () => void this.syncShards()));
+    this.timers.push(
+      scheduler.every(folderResyncEveryMs(scheduler.random()), () => {
+        this.sessions.current?.store.resync();
+        this.scheduleRebalance();
+      }),
+    );
   }
 
   /** Until when (monotonic ms) leases may be trusted; -Infinity without a healthy session. */
