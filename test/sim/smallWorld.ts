@@ -42,7 +42,8 @@ export function smallWorld(options: {
   const server = new ZkServer(loop, new Owner('zk'), () => undefined);
   const stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, options.shards, () => WALL_BASE_MS + loop.now);
   const plan = new FaultPlan(new Random(1, 'faults'), { ...NO_FAULTS });
-  const kinesis = new SimKinesis(loop, stream, plan, new Random(1, 'shape'), () => undefined, options.listPage);
+  const kinesis = new SimKinesis(loop, stream, plan, new Random(1, 'shape'), () => undefined);
+  if (options.listPage !== undefined) kinesis.maxPageSize = options.listPage;
   let fullListings = 0;
   const counted: Pick<SimKinesis, 'clientFor'> = {
     clientFor(owner) {
