@@ -234,6 +234,13 @@ export class CoordinationStore {
     return leaseOwners(nodes, (id) => this.path('leases', id), UNREADABLE_LEASE, onCorrupt);
   }
 
+  /** The lease nodes from the watched copy of leases/ (`watch` called once at the next change): what else they hold. */
+  async leaseNodes(watch: () => void): Promise<Map<string, NodeData>> {
+    const nodes = new Map<string, NodeData>();
+    for (const [shardId, node] of await this.watched.leases.view(watch)) if (node) nodes.set(shardId, node);
+    return nodes;
+  }
+
   /** Shards with a lease node, whoever holds it. */
   async leasedShards(): Promise<Set<string>> {
     return new Set(await this.zk.getChildren(`${this.base}/leases`));

@@ -1,6 +1,8 @@
 /** The watched copy of a folder: what its watches make it read again, a reconnect's resync, a watch lost with a failed read. */
 import { WatchedFolder } from '../../../src/coordination/watchedFolder';
 import type { NodeData, ZooKeeper } from '../../../src/coordination/zooKeeper';
+import { CoordinationStore, UNREADABLE_LEASE } from '../../../src/coordination/store';
+import { MemoryZooKeeper } from '../spout/fakes/memoryZooKeeper';
 
 const FOLDER = '/app/stream/leases';
 
@@ -190,5 +192,26 @@ describe('WatchedFolder', () => {
     // Its watch is armed now: a change of it is seen.
     server.put('s-2', 'c');
     expect(await owners(folder)).toEqual({ 's-1': 'a', 's-2': 'c' });
+  });
+});
+
+describe('the store over its watched folders', () => {
+  it('gives the same leases from the watched copy as from the server, and the lease nodes themselves', async () => {
+    const zk = new MemoryZooKeeper();
+    const base = '/app/stream';
+    zk.put(`${base}/leases/s-1`, { v: 1, owner: 'task0' });
+    zk.put(`${base}/leases/s-2`, { v: 1 });
+    const store = new CoordinationStore(zk, base, 'task0');
+    const corrupt: string[] = [];
+    const watched = await store.leases(
+      () => undefined,
+      (err) => corrupt.push(err.message),
+    );
+    expect(watched).toEqual(await store.leases());
+    expect(watched.get('s-1')).toBe('task0');
+    expect(watched.get('s-2')).toBe(UNREADABLE_LEASE);
+    expect(corrupt).toHaveLength(1);
+    const nodes = await store.leaseNodes(() => undefined);
+    expect(JSON.parse(nodes.get('s-1')!.data.toString())).toEqual({ v: 1, owner: 'task0' });
   });
 });
