@@ -1,6 +1,6 @@
 /** With creator-only ACLs: the layout is used only when these credentials alone control each of its nodes. */
 import { isCreatorOnly, unprotectedNode } from './acl';
-import { KINDS, nodePath } from './layout';
+import { KINDS, type Kind, nodePath } from './layout';
 import type { ZooKeeper } from './zooKeeper';
 
 /** ACLs read at once when checking what a layout holds (a stream may have thousands of shards). */
@@ -26,12 +26,23 @@ export async function ensureProtectedLayout(zk: ZooKeeper, base: string, protect
 /**
  * With creator-only ACLs, rejects with what to do when a node of the layout (or one stored in it) is not
  * creator-only for these credentials: what the tools check before they trust anything they read.
+ *
+ * The nodes stored in a folder are read only when the folder's ACL may have been changed since it was made.
+ * A folder creator-only for these credentials whose ACL was never changed (ACL version 0) never let anyone
+ * else create in it (ZooKeeper checks CREATE on the parent), so everything in it was created with these
+ * credentials, which create every node creator-only; and only they may change such a node's ACL (ADMIN).
+ * A folder made creator-only later (`setAcl`, as the fix for state made before the credentials were set)
+ * may hold nodes someone else made before: each one is read.
  */
 export async function verifyLayoutProtection(zk: ZooKeeper, base: string): Promise<void> {
   const protection = zk.creatorOnly;
   if (!protection) return;
-  for (const path of layoutNodes(base, protection.below)) await refuseUnprotected(zk, path, protection.digestId);
-  await refuseUnprotectedStored(zk, base, protection.digestId);
+  const ours = protection.digestId;
+  const sealed = new Set<string>();
+  for (const path of layoutNodes(base, protection.below))
+    if ((await refuseUnprotected(zk, path, ours)) === 0) sealed.add(path);
+  await refuseUnprotected(zk, `${base}/bootstrap`, ours);
+  for (const kind of KINDS) if (!sealed.has(`${base}/${kind}`)) await refuseUnprotectedIn(zk, base, kind, ours);
 }
 
 /** The layout's nodes strictly below the root, top down: the application's, the stream's (the base), its kinds. */
@@ -45,19 +56,20 @@ function layoutNodes(base: string, below: string): string[] {
   return [...nodes, ...KINDS.map((kind) => `${base}/${kind}`)];
 }
 
-async function refuseUnprotected(zk: ZooKeeper, path: string, ours: string): Promise<void> {
-  const acl = await zk.getACL(path);
-  if (acl && !isCreatorOnly(acl, ours)) throw unprotectedNode(path, acl, ours);
+/** Rejects when the node is there and not creator-only; else its ACL version (undefined: gone, or not known). */
+async function refuseUnprotected(zk: ZooKeeper, path: string, ours: string): Promise<number | undefined> {
+  const read = zk.getVersionedACL
+    ? await zk.getVersionedACL(path)
+    : await zk.getACL(path).then((acl) => acl && { acl, aclVersion: undefined });
+  if (read && !isCreatorOnly(read.acl, ours)) throw unprotectedNode(path, read.acl, ours);
+  return read?.aclVersion;
 }
 
-/** The bootstrap and every node below the kinds, a bounded number of reads at a time. */
-async function refuseUnprotectedStored(zk: ZooKeeper, base: string, ours: string): Promise<void> {
-  await refuseUnprotected(zk, `${base}/bootstrap`, ours);
-  for (const kind of KINDS) {
-    const children = await zk.getChildren(`${base}/${kind}`);
-    for (let i = 0; i < children.length; i += ACL_READS_AT_ONCE)
-      await Promise.all(
-        children.slice(i, i + ACL_READS_AT_ONCE).map((id) => refuseUnprotected(zk, nodePath(base, kind, id), ours)),
-      );
-  }
+/** Every node stored in one folder, a bounded number of reads at a time. */
+async function refuseUnprotectedIn(zk: ZooKeeper, base: string, kind: Kind, ours: string): Promise<void> {
+  const children = await zk.getChildren(`${base}/${kind}`);
+  for (let i = 0; i < children.length; i += ACL_READS_AT_ONCE)
+    await Promise.all(
+      children.slice(i, i + ACL_READS_AT_ONCE).map((id) => refuseUnprotected(zk, nodePath(base, kind, id), ours)),
+    );
 }

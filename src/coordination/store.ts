@@ -15,7 +15,7 @@ import {
   encode,
   endedValue,
   finishedValue,
-  leaseOwnerOf,
+  leaseOwners,
   leaseValue,
   type MemberInfo,
   type MemberRecord,
@@ -23,7 +23,8 @@ import {
   memberValue,
 } from './storedValues';
 import { type CheckpointReset, resetOps } from './resetOps';
-import type { ZooKeeper } from './zooKeeper';
+import { type WatchedFolders, watchedFolders } from './watchedFolder';
+import type { NodeData, ZooKeeper } from './zooKeeper';
 
 export { basePath } from './layout';
 export type { CheckpointReset } from './resetOps';
@@ -33,11 +34,27 @@ export type { Checkpoint, CheckpointRecord, MemberInfo, MemberRecord } from './s
 export const UNREADABLE_LEASE = '(unreadable)';
 
 export class CoordinationStore {
+  /** The folders an assignment round watches, kept in step by their watches (watchedFolder.ts). */
+  private readonly watched: WatchedFolders;
+
   constructor(
     private readonly zk: ZooKeeper,
     readonly base: string,
     readonly memberId: string,
-  ) {}
+  ) {
+    this.watched = watchedFolders(zk, base);
+  }
+
+  /** The watched folders are read again in full at their next use (after a reconnect, or as a periodic check). */
+  resync(): void {
+    for (const folder of Object.values(this.watched)) folder.resync();
+  }
+
+  /** Children of a folder: with `watch`, from its watched copy (watch called once at the next change). */
+  private async childrenOf(kind: keyof WatchedFolders, watch?: () => void): Promise<string[]> {
+    if (!watch) return this.zk.getChildren(`${this.base}/${kind}`);
+    return [...(await this.watched[kind].view(watch)).keys()];
+  }
 
   private path(kind: Kind, id: string): string {
     return nodePath(this.base, kind, id);
@@ -139,7 +156,7 @@ export class CoordinationStore {
   }
 
   async finishedShards(watch?: () => void): Promise<Set<string>> {
-    return new Set(await this.zk.getChildren(`${this.base}/finished`, watch));
+    return new Set(await this.childrenOf('finished', watch));
   }
 
   /** True when the shard's finished marker exists. */
@@ -168,7 +185,7 @@ export class CoordinationStore {
   }
 
   async endedShards(watch?: () => void): Promise<Set<string>> {
-    return new Set(await this.zk.getChildren(`${this.base}/ended`, watch));
+    return new Set(await this.childrenOf('ended', watch));
   }
 
   /** Every shard with a checkpoint, finished or ended marker (to find those the stream no longer has). */
@@ -199,27 +216,29 @@ export class CoordinationStore {
   }
 
   /**
-   * Lease holders by shard id. A node that cannot be read maps to UNREADABLE_LEASE and is handed to
-   * `onCorrupt`: one bad node affects only its shard.
+   * Lease holders by shard id; with `watch`, from the watched copy of leases/ (watch called once at the next
+   * change). A node that cannot be read maps to UNREADABLE_LEASE and is handed to `onCorrupt`: one bad node
+   * affects only its shard.
    */
   async leases(watch?: () => void, onCorrupt?: (err: SpoutError) => void): Promise<Map<string, string>> {
-    const shards = await this.zk.getChildren(`${this.base}/leases`, watch);
-    const owners = await Promise.all(
-      shards.map(async (shardId) => {
-        const path = this.path('leases', shardId);
-        const node = await this.zk.getData(path);
-        if (!node) return undefined;
-        try {
-          const owner = leaseOwnerOf(path, node.data);
-          return [shardId, owner] as const;
-        } catch (err) {
-          if (!(err instanceof SpoutError)) throw err;
-          onCorrupt?.(err);
-          return [shardId, UNREADABLE_LEASE] as const;
-        }
-      }),
-    );
-    return new Map(owners.filter((entry): entry is readonly [string, string] => entry !== undefined));
+    let nodes: [string, NodeData | undefined][];
+    if (watch) nodes = [...(await this.watched.leases.view(watch))];
+    else {
+      const shards = await this.zk.getChildren(`${this.base}/leases`);
+      nodes = await Promise.all(
+        shards.map(
+          async (id) => [id, await this.zk.getData(this.path('leases', id))] as [string, NodeData | undefined],
+        ),
+      );
+    }
+    return leaseOwners(nodes, (id) => this.path('leases', id), UNREADABLE_LEASE, onCorrupt);
+  }
+
+  /** The lease nodes from the watched copy of leases/ (`watch` called once at the next change): what else they hold. */
+  async leaseNodes(watch: () => void): Promise<Map<string, NodeData>> {
+    const nodes = new Map<string, NodeData>();
+    for (const [shardId, node] of await this.watched.leases.view(watch)) if (node) nodes.set(shardId, node);
+    return nodes;
   }
 
   /** Shards with a lease node, whoever holds it. */
@@ -236,7 +255,7 @@ export class CoordinationStore {
   }
 
   async members(watch?: () => void): Promise<string[]> {
-    return (await this.zk.getChildren(`${this.base}/members`, watch)).sort();
+    return (await this.childrenOf('members', watch)).sort();
   }
 
   /** The live members with what their nodes say (task, host, pid, since); an unreadable node gives its id alone. */

@@ -100,6 +100,30 @@ export function leaseOwnerOf(path: string, data: Buffer): string {
   return owner;
 }
 
+/**
+ * Lease holders by shard id, from lease nodes as read (undefined: gone). A node that cannot be read maps to
+ * `unreadable` and is handed to `onCorrupt`: one bad node affects only its shard.
+ */
+export function leaseOwners(
+  nodes: Iterable<readonly [string, { data: Buffer } | undefined]>,
+  pathOf: (shardId: string) => string,
+  unreadable: string,
+  onCorrupt?: (err: SpoutError) => void,
+): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const [shardId, node] of nodes) {
+    if (!node) continue;
+    try {
+      owners.set(shardId, leaseOwnerOf(pathOf(shardId), node.data));
+    } catch (err) {
+      if (!(err instanceof SpoutError)) throw err;
+      onCorrupt?.(err);
+      owners.set(shardId, unreadable);
+    }
+  }
+  return owners;
+}
+
 /** A finished marker's content: when, and the shard's last sequence number when known. */
 export function finishedValue(lastSequenceNumber?: string): Buffer {
   return encode({ v: 1, finishedAt: new Date().toISOString(), lastSequenceNumber });

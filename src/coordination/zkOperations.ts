@@ -33,6 +33,8 @@ const Acl = {
 export abstract class ZkOperations {
   /** Paths with a children watch set and not fired yet: the client adds a listener per call, so arm once. */
   private readonly childWatches = new Map<string, Set<() => void>>();
+  /** The same for data watches. */
+  private readonly dataWatches = new Map<string, Set<() => void>>();
   readonly creatorOnly: { below: string; digestId: string } | undefined;
 
   protected constructor(
@@ -72,16 +74,23 @@ export abstract class ZkOperations {
   }
 
   async getACL(path: string): Promise<AclEntry[] | undefined> {
-    const { code, result } = await this.exchangeWith<zookeeper.ACL[]>(`getACL ${path}`, 'read', (reply) =>
-      this.client.getACL(path, (err, acls) => reply(err, acls)),
+    return (await this.getVersionedACL(path))?.acl;
+  }
+
+  async getVersionedACL(path: string): Promise<{ acl: AclEntry[]; aclVersion: number } | undefined> {
+    const { code, result } = await this.exchangeWith<{ acls: zookeeper.ACL[]; stat: zookeeper.Stat }>(
+      `getACL ${path}`,
+      'read',
+      (reply) => this.client.getACL(path, (err, acls, stat) => reply(err, { acls, stat })),
     );
-    if (code !== Code.OK || !result) return undefined;
+    if (code !== Code.OK || !result?.acls) return undefined;
     // The client's type definitions say `perms`; its ACL objects have `permission`.
-    return result.map((acl) => ({
-      scheme: acl.id.scheme,
-      id: acl.id.id,
-      perms: (acl as unknown as { permission: number }).permission,
+    const acl = result.acls.map((entry) => ({
+      scheme: entry.id.scheme,
+      id: entry.id.id,
+      perms: (entry as unknown as { permission: number }).permission,
     }));
+    return { acl, aclVersion: result.stat.aversion };
   }
 
   async create(
@@ -120,21 +129,47 @@ export abstract class ZkOperations {
   }
 
   async getData(path: string, watch?: () => void): Promise<NodeData | undefined> {
-    const { code, result } = await this.exchangeWith<{ data: Buffer; stat: zookeeper.Stat }>(
-      `getData ${path}`,
-      'read',
-      (reply) => {
+    const arm = watch !== undefined && this.pend(this.dataWatches, path, watch);
+    let outcome: { code: number; result?: { data: Buffer; stat: zookeeper.Stat } };
+    try {
+      outcome = await this.exchangeWith<{ data: Buffer; stat: zookeeper.Stat }>(`getData ${path}`, 'read', (reply) => {
         const callback = (err: unknown, data: Buffer, stat: zookeeper.Stat) => reply(err, { data, stat });
-        if (watch) this.client.getData(path, () => watch(), callback);
+        if (arm) this.client.getData(path, () => this.fire(this.dataWatches, path), callback);
         else this.client.getData(path, callback);
-      },
-    );
-    if (code !== Code.OK || !result) return undefined;
+      });
+    } catch (err) {
+      if (arm) this.dataWatches.delete(path);
+      throw err;
+    }
+    const { code, result } = outcome;
+    if (code !== Code.OK || !result) {
+      // No node, no watch: ZooKeeper sets none on a node that does not exist.
+      if (arm) this.dataWatches.delete(path);
+      return undefined;
+    }
     return {
       data: result.data ?? Buffer.alloc(0),
       version: result.stat.version,
       ephemeralOwner: result.stat.ephemeralOwner.toString('hex'),
     };
+  }
+
+  /** Adds `watch` to the path's pending ones; true when none was pending (this request must arm the client's). */
+  private pend(watches: Map<string, Set<() => void>>, path: string, watch: () => void): boolean {
+    const pending = watches.get(path);
+    if (pending) {
+      pending.add(watch);
+      return false;
+    }
+    watches.set(path, new Set([watch]));
+    return true;
+  }
+
+  /** The client's watch on `path` fired: every callback pending on it is called once. */
+  private fire(watches: Map<string, Set<() => void>>, path: string): void {
+    const pending = watches.get(path) ?? new Set();
+    watches.delete(path);
+    for (const w of pending) w();
   }
 
   /** Returns the new version, or 'conflict' when the version did not match or the node is gone. */
@@ -149,31 +184,17 @@ export abstract class ZkOperations {
 
   /** Children of `path`, [] when it does not exist. `watch` is called once, at the next change. */
   async getChildren(path: string, watch?: () => void): Promise<string[]> {
-    let arm = false;
-    if (watch) {
-      const pending = this.childWatches.get(path);
-      if (pending) pending.add(watch);
-      else {
-        this.childWatches.set(path, new Set([watch]));
-        arm = true;
-      }
-    }
+    const arm = watch !== undefined && this.pend(this.childWatches, path, watch);
     try {
       const { code, result } = await this.exchangeWith<string[]>(`getChildren ${path}`, 'read', (reply) => {
         const callback = (err: unknown, children: string[]) => reply(err, children);
-        if (arm) {
-          this.client.getChildren(
-            path,
-            () => {
-              const watchers = this.childWatches.get(path) ?? new Set();
-              this.childWatches.delete(path);
-              for (const w of watchers) w();
-            },
-            callback,
-          );
-        } else this.client.getChildren(path, callback);
+        if (arm) this.client.getChildren(path, () => this.fire(this.childWatches, path), callback);
+        else this.client.getChildren(path, callback);
       });
-      return code === Code.OK && result ? result : [];
+      if (code === Code.OK && result) return result;
+      // No node, no watch (ZooKeeper sets none on a node that does not exist).
+      if (arm) this.childWatches.delete(path);
+      return [];
     } catch (err) {
       // Not armed after all: the next call arms again (a late reply may still arm the client's watcher,
       // which then only fires the watchers pending at that time: early, never lost).

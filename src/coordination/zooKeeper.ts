@@ -41,6 +41,11 @@ export interface ZooKeeper {
   getData(path: string, watch?: () => void): Promise<NodeData | undefined>;
   /** The node's ACL, undefined when it does not exist; rejects (NO_AUTH) when these credentials may not read it. */
   getACL(path: string): Promise<AclEntry[] | undefined>;
+  /**
+   * The same with the node's ACL version (its Stat's `aversion`: 0 while its ACL was never changed since its
+   * create). Without it, a caller must assume the ACL may have been changed.
+   */
+  getVersionedACL?(path: string): Promise<{ acl: AclEntry[]; aclVersion: number } | undefined>;
   /** Returns the new version, or 'conflict' when the version did not match or the node is gone. */
   setData(path: string, data: Buffer, version: number): Promise<number | 'conflict'>;
   /** Children of `path`, [] when it does not exist. `watch` is called once, at the next change. */

@@ -81,3 +81,11 @@ export function shardSyncEveryMs(shardSyncIntervalMs: number, random: number): n
 
 /** Every this many looks for new shards, a full listing instead: the only kind that may show a shard expired. */
 export const FULL_LISTING_EVERY = 5;
+
+/**
+ * How often the watched copies of leases/, finished/, members/ and ended/ are read again in full, jittered
+ * (0.8 to 1.2 times): a check that no watch was missed, on top of the resync at every reconnect.
+ */
+export function folderResyncEveryMs(random: number): number {
+  return 5 * 60_000 * (0.8 + random * 0.4);
+}

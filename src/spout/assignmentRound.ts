@@ -19,6 +19,10 @@ import { planRound, strayLeases } from './roundPlan';
 import type { ShardListing } from './shardListing';
 
 const SLOW_ASSIGNMENT_MS = 2_000;
+/** Leases a round tries to take at once: a task owed many shards takes them together, not one after another. */
+export const TAKES_AT_ONCE = 8;
+/** A failed round is tried again after this, doubling up to the rebalance interval, each wait jittered. */
+const RETRY_FIRST_MS = 200;
 
 /** What a round needs of the session. */
 export interface RoundSession {
@@ -77,6 +81,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
   private running: Promise<void> | undefined;
   private again = false;
   private failures = 0;
+  private retry: (() => void) | undefined;
   /** One watch callback for every path: the client keeps each distinct callback until the watch fires. */
   private readonly onWatch = () => this.schedule();
 
@@ -109,11 +114,27 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
 
   private failed(err: unknown): void {
     this.failures += 1;
+    this.retryLater();
     if (isThrottling(err)) this.deps.throttled();
     const failure = roundFailure(err, this.failures, this.deps.config, this.deps.streamLabel);
     if (failure.report) this.deps.reporter.problem(failure.key, failure.reportMessage);
     else this.deps.reporter.log(LogLevel.Warn, failure.message);
     if (failure.notFound) this.deps.listing.relist(true);
+  }
+
+  /**
+   * A round that failed (a read whose watch may not be armed, a take refused by a lost connection) runs
+   * again soon, not only at the next periodic round; jittered (0.5 to 1.5 times the wait) so that the tasks
+   * a fault hit together do not retry in step.
+   */
+  private retryLater(): void {
+    if (this.retry) return;
+    const { scheduler, config } = this.deps;
+    const wait = Math.min(config.rebalanceIntervalMs, RETRY_FIRST_MS * 2 ** (this.failures - 1));
+    this.retry = scheduler.after(wait * (0.5 + scheduler.random()), () => {
+      this.retry = undefined;
+      this.schedule();
+    });
   }
 
   private async run(): Promise<void> {
@@ -193,15 +214,31 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
     for (const shardId of plan.handOver)
       this.ifHeld(shardId, (shard) => held.beginRelease(shard, 'rebalance: another task is owed a share'));
     await this.reconcile(session, leases, letGoBefore, new Set(plan.readable), new Set(plan.release));
-    let want = plan.want;
-    for (const shardId of plan.candidates) {
-      if (want <= 0 || this.deps.session() !== session || !this.deps.mayRead()) break;
-      if (held.byId.has(shardId) || held.backingOff(shardId)) continue;
-      if (await store.acquireLease(shardId)) {
-        want -= 1;
-        await held.start(session, shardId);
+    await this.take(session, plan.candidates, plan.want);
+  }
+
+  /**
+   * Takes up to `want` of the candidates, best first, TAKES_AT_ONCE at a time: each a lease create, then the
+   * shard's start (its checkpoint read). A refused create (another task was first) moves on to the next one.
+   */
+  private async take(session: Sess, candidates: readonly string[], want: number): Promise<void> {
+    const { held } = this.deps;
+    const { store } = session;
+    let next = 0;
+    let owed = want;
+    const worker = async () => {
+      while (owed > 0 && next < candidates.length) {
+        if (this.deps.session() !== session || !this.deps.mayRead()) return;
+        const shardId = candidates[next++]!;
+        if (held.byId.has(shardId) || held.backingOff(shardId)) continue;
+        owed -= 1;
+        if (await store.acquireLease(shardId)) await held.start(session, shardId);
+        else owed += 1;
       }
-    }
+    };
+    const outcomes = await Promise.allSettled(Array.from({ length: Math.min(TAKES_AT_ONCE, want) }, worker));
+    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failure) throw failure.reason;
   }
 
   private ifHeld(shardId: string, act: (shard: S) => void): void {

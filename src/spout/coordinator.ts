@@ -9,7 +9,7 @@ import type { SpoutConfig } from '../config/config';
 import { streamNameOf } from '../config/config';
 import type { ConnectZooKeeper } from '../coordination/zooKeeper';
 import type { Scheduler } from '../core/scheduler';
-import { shardSyncEveryMs } from '../core/timings';
+import { folderResyncEveryMs, shardSyncEveryMs } from '../core/timings';
 import { describeError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
 import { isThrottling } from '../kinesis/errors';
@@ -113,7 +113,11 @@ export class Coordinator {
         this.round.schedule();
       },
       dropped: () => this.held.forgetAll(),
-      reconnected: () => this.round.schedule(),
+      reconnected: () => {
+        // A watch may have fired while the connection was down: the watched folders are read again in full.
+        this.sessions.current?.store.resync();
+        this.round.schedule();
+      },
       heldCount: () => this.held.byId.size,
     });
     const expired = new ExpiredShards(reporter);
@@ -158,6 +162,12 @@ export class Coordinator {
     // Jittered so that many tasks do not list shards in step.
     const syncMs = shardSyncEveryMs(config.shardSyncIntervalMs, scheduler.random());
     this.timers.push(scheduler.every(syncMs, () => void this.syncShards()));
+    this.timers.push(
+      scheduler.every(folderResyncEveryMs(scheduler.random()), () => {
+        this.sessions.current?.store.resync();
+        this.scheduleRebalance();
+      }),
+    );
   }
 
   /** Until when (monotonic ms) leases may be trusted; -Infinity without a healthy session. */

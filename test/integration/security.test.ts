@@ -169,6 +169,9 @@ describe('the state path against a client without the credentials', () => {
     await waitFor('the lease', async () => (await trusted.getChildren(`${base}/leases`)).includes(shardId));
     const before = await trusted.getData(checkpoint);
 
+    // The folders the spout made have never had their ACL changed: the join reads no ACL of what is stored in them.
+    for (const kind of ['checkpoints', 'leases', 'members'])
+      expect((await trusted.getVersionedACL(`${base}/${kind}`))?.aclVersion).toBe(0);
     // The root lets others add an application (CREATE) and nothing else.
     expect(await trusted.getACL(root)).toEqual([
       { scheme: 'world', id: 'anyone', perms: Perm.CREATE },
@@ -250,6 +253,8 @@ describe('the state path against a client without the credentials', () => {
     const trusted = await session(payload);
     for (const path of [`${root}/${app}`, base, `${base}/checkpoints/${shardId}`, `${base}/bootstrap`])
       expect(await creatorOnly(trusted, path, payload)).toBe(true);
+    // Fixed by setAcl: its ACL version says so, and every node stored in it is checked at each join.
+    expect((await trusted.getVersionedACL(`${base}/checkpoints`))?.aclVersion).toBeGreaterThan(0);
 
     const second = await putRecords(suite.services.client, stream, records(5, 'second'));
     await pumpUntil(driver, 'the new records', () => new Set(idsOf(driver.emits)).size >= second.length, 40_000);

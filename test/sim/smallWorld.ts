@@ -31,12 +31,19 @@ export interface SmallWorld {
   stop(): void;
 }
 
-export function smallWorld(options: { tasks: number; shards: number; config?: Record<string, unknown> }): SmallWorld {
+export function smallWorld(options: {
+  tasks: number;
+  shards: number;
+  config?: Record<string, unknown>;
+  /** Most shards per listing page (default 4, to exercise paging; Kinesis gives up to 1,000). */
+  listPage?: number;
+}): SmallWorld {
   const loop = new SimLoop();
   const server = new ZkServer(loop, new Owner('zk'), () => undefined);
   const stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, options.shards, () => WALL_BASE_MS + loop.now);
   const plan = new FaultPlan(new Random(1, 'faults'), { ...NO_FAULTS });
   const kinesis = new SimKinesis(loop, stream, plan, new Random(1, 'shape'), () => undefined);
+  if (options.listPage !== undefined) kinesis.maxPageSize = options.listPage;
   let fullListings = 0;
   const counted: Pick<SimKinesis, 'clientFor'> = {
     clientFor(owner) {

@@ -92,6 +92,8 @@ export class ZkServer {
   private readonly childWatches = new Map<string, Set<string>>();
   private nextSession = 0x1000;
   zxid = 0;
+  /** Requests applied (pings and closes left out), by op and by the folder of the path: what the ensemble serves. */
+  readonly requests = new Map<string, number>();
   readonly observers: ((change: NodeChange) => void)[] = [];
   /** Called for every node a session read (a getData that found it, once its reply reached the client), with what it got. */
   readonly readers: ((path: string, sessionId: string, data: Buffer) => void)[] = [];
@@ -174,6 +176,13 @@ export class ZkServer {
     const session = this.sessions.get(sessionId);
     if (!session?.alive) return { ok: false, code: ZkCode.SessionExpired, zxid: this.zxid };
     session.lastContact = this.loop.now;
+    if (request.op !== 'ping' && request.op !== 'close') {
+      const folder =
+        request.op === 'multi'
+          ? 'multi'
+          : `${request.op} ${(request.op === 'getChildren' ? request.path : parentOf(request.path)).split('/').pop()}`;
+      this.requests.set(folder, (this.requests.get(folder) ?? 0) + 1);
+    }
     switch (request.op) {
       case 'ping':
         return { ok: true, value: undefined, zxid: this.zxid };

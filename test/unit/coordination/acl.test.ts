@@ -75,9 +75,14 @@ describe('ACLs in ZooKeeper terms', () => {
   });
 });
 
-/** Nodes with ACLs: what a stranger made before, and what this session makes (creator-only below the root). */
-function aclZooKeeper(below: string, existing: Record<string, AclEntry[]>) {
+/**
+ * Nodes with ACLs: what a stranger made before, and what this session makes (creator-only below the root).
+ * Nodes that exist before have had their ACL set since they were made (ACL version 1: as the fix's setAcl
+ * leaves them) unless named in `neverChanged`; nodes made here have version 0.
+ */
+function aclZooKeeper(below: string, existing: Record<string, AclEntry[]>, neverChanged: readonly string[] = []) {
   const nodes = new Map<string, AclEntry[]>(Object.entries(existing));
+  const aclVersions = new Map<string, number>(Object.keys(existing).map((p) => [p, neverChanged.includes(p) ? 0 : 1]));
   const created: string[] = [];
   const aclReads: string[] = [];
   const parentOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
@@ -85,6 +90,7 @@ function aclZooKeeper(below: string, existing: Record<string, AclEntry[]>) {
     if (nodes.has(path)) return 'exists';
     if (parentOf(path) !== '' && !nodes.has(parentOf(path))) throw new Error(`no parent for ${path}`);
     nodes.set(path, path.startsWith(`${below}/`) ? mine : open);
+    aclVersions.set(path, 0);
     created.push(path);
     return 'created';
   };
@@ -104,6 +110,11 @@ function aclZooKeeper(below: string, existing: Record<string, AclEntry[]>) {
     getACL: async (path: string) => {
       aclReads.push(path);
       return nodes.get(path);
+    },
+    getVersionedACL: async (path: string) => {
+      aclReads.push(path);
+      const acl = nodes.get(path);
+      return acl && { acl, aclVersion: aclVersions.get(path) ?? 0 };
     },
     setData: async () => 'conflict' as const,
     getChildren: async (path: string) =>
@@ -151,6 +162,35 @@ describe('the layout with creator-only ACLs', () => {
     }
     const { zk } = aclZooKeeper('/ks', { '/ks': open, ...layout, [`${base}/checkpoints/shardId-000000000007`]: mine });
     await new CoordinationStore(zk, base, 'm').ensureLayout();
+  });
+
+  it('reads no stored node of a folder made creator-only and never changed: nobody else could create in it', async () => {
+    const folders = ['checkpoints', 'finished', 'ended', 'leases', 'members'].map((k) => `${base}/${k}`);
+    const layout = Object.fromEntries(['/ks/app', base, ...folders].map((p) => [p, mine]));
+    const stored = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`${base}/checkpoints/shardId-${String(i).padStart(12, '0')}`, mine]),
+    );
+    const { zk, aclReads } = aclZooKeeper('/ks', { '/ks': open, ...layout, ...stored }, ['/ks/app', base, ...folders]);
+    await new CoordinationStore(zk, base, 'm').verifyProtection();
+    expect(aclReads).toEqual(['/ks/app', base, ...folders, `${base}/bootstrap`]);
+    // A first start makes the folders itself: a later join reads the layout's ACLs and nothing below.
+    const fresh = aclZooKeeper('/ks', {});
+    const store = new CoordinationStore(fresh.zk, base, 'm');
+    await store.ensureLayout();
+    fresh.aclReads.length = 0;
+    await store.verifyProtection();
+    expect(fresh.aclReads.filter((p) => p.split('/').length > base.split('/').length + 1)).toEqual([]);
+  });
+
+  it("reads every stored node of a folder whose ACL was set after it was made (it may hold a stranger's node)", async () => {
+    const folders = ['checkpoints', 'finished', 'ended', 'leases', 'members'].map((k) => `${base}/${k}`);
+    const layout = Object.fromEntries(['/ks/app', base, ...folders].map((p) => [p, mine]));
+    const stray = `${base}/leases/shardId-000000000003`;
+    const sealedButLeases = ['/ks/app', base, ...folders.filter((f) => !f.endsWith('leases'))];
+    const { zk } = aclZooKeeper('/ks', { '/ks': open, ...layout, [stray]: open }, sealedButLeases);
+    await expect(new CoordinationStore(zk, base, 'm').verifyProtection()).rejects.toThrow(
+      `ZooKeeper node ${stray} is not creator-only`,
+    );
   });
 
   it('without credentials nothing is checked (every node is open anyway)', async () => {

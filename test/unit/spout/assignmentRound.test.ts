@@ -1,6 +1,6 @@
 /** The assignment round through injected collaborators: shares, start grace, hand-over, reconcile, loops, listings. */
 import { testConfig } from './fakes/testConfig';
-import { AssignmentRound, type RoundSession } from '../../../src/spout/assignmentRound';
+import { AssignmentRound, type RoundSession, TAKES_AT_ONCE } from '../../../src/spout/assignmentRound';
 import { Reporter } from '../../../src/core/log';
 import { ShardListing } from '../../../src/spout/shardListing';
 import { ManualClock } from './fakes/manualClock';
@@ -151,6 +151,53 @@ describe('AssignmentRound', () => {
     state.fireWatches();
     await round.idle();
     expect(state.rounds).toBeGreaterThan(2);
+  });
+
+  it('takes every shard it is owed in one round, several at a time', async () => {
+    const { state, held, runRound } = setup({ shards: 20 });
+    const acquire = state.acquireLease.bind(state);
+    let inFlight = 0;
+    let most = 0;
+    state.acquireLease = async (shardId) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight -= 1;
+      return acquire(shardId);
+    };
+    await runRound();
+    expect(state.rounds).toBe(1);
+    expect(held.started).toHaveLength(20);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(TAKES_AT_ONCE);
+  });
+
+  it('tries a failed round again soon, without a watch or the periodic round, waiting longer each time', async () => {
+    const { clock, state, held, round } = setup();
+    const read = state.finishedShards.bind(state);
+    let failing = 2;
+    state.finishedShards = async (watch) => {
+      if (failing > 0) {
+        failing -= 1;
+        state.rounds += 1;
+        throw new Error('connection loss');
+      }
+      return read(watch);
+    };
+    round.schedule();
+    await round.idle();
+    expect(state.rounds).toBe(1);
+    // The first wait is 200 ms (jittered; the test clock's jitter is the middle of the range).
+    await clock.advance(199);
+    expect(state.rounds).toBe(1);
+    await clock.advance(1);
+    await round.idle();
+    expect(state.rounds).toBe(2);
+    await clock.advance(399);
+    expect(state.rounds).toBe(2);
+    await clock.advance(1);
+    await round.idle();
+    expect(held.started).toHaveLength(4);
   });
 
   it('does nothing without a session', async () => {
