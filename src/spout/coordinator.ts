@@ -15,6 +15,8 @@ import type { KinesisApi } from '../kinesis/client';
 import { isThrottling } from '../kinesis/errors';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { AssignmentRound } from './assignmentRound';
+import { LeaseLoadCache } from './balanceLeases';
+import { LOAD_CHECK_MS, publishLoads } from './loadPublisher';
 import { CheckpointSchedule } from './checkpointSchedule';
 import { ExpiredShards } from './expiredShards';
 import { HeldShards, type IoCounters } from './heldShards';
@@ -50,6 +52,7 @@ export class Coordinator {
   private active = true;
   private stopped = false;
   private readonly timers: (() => void)[] = [];
+  private readonly loadCache = new LeaseLoadCache(() => this.deps.scheduler.now());
 
   constructor(private readonly deps: CoordinatorDeps) {
     const { config, kinesis, scheduler } = deps;
@@ -126,6 +129,9 @@ export class Coordinator {
       listed: (session, shards) => void expired.forget(session, shards, (id) => this.held.byId.has(id)),
       mayRead: () => this.active && !this.stopped,
       throttled: () => this.metrics.count(ProcessCounter.ThrottledCalls),
+      ...(config.balance === 'throughput' && {
+        loads: (session: Session) => this.loadCache.current(session.zk, session.store.base),
+      }),
     });
     this.checkpoints = new CheckpointSchedule(
       scheduler,
@@ -154,6 +160,13 @@ export class Coordinator {
     // Jittered so that many tasks do not list shards in step.
     const syncMs = shardSyncEveryMs(config.shardSyncIntervalMs, scheduler.random());
     this.timers.push(scheduler.every(syncMs, () => void this.syncShards()));
+    if (config.balance === 'throughput')
+      this.timers.push(
+        scheduler.every(LOAD_CHECK_MS, () => {
+          const session = this.sessions.current;
+          if (session) publishLoads(this.held.byId.values(), session, scheduler.now(), this.reporter);
+        }),
+      );
   }
 
   /** Until when (monotonic ms) leases may be trusted; -Infinity without a healthy session. */

@@ -85,6 +85,7 @@ export class HeldShards {
       requested: () => {
         deps.io.getRecords += 1;
       },
+      now: () => this.now,
     };
   }
 

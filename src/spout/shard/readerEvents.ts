@@ -9,7 +9,7 @@ import { isThrottling, kinesisProblem } from '../../kinesis/errors';
 import type { ShardReaderEvents } from '../../kinesis/reader';
 import { messageId } from '../../kinesis/records';
 import { LogLevel } from '../../core/log';
-import { fetchRoom, type Held } from '../memory';
+import { fetchRoom, type Held, recordBytes } from '../memory';
 import { ProcessCounter, type SpoutMetrics } from '../metrics';
 import type { AggregateNotices, OwnedShard } from '../ownedShard';
 import type { Reporter } from '../../core/log';
@@ -29,6 +29,8 @@ export interface ReaderContext {
   /** Kinesis said the shard does not exist: a fresh listing and the stream's identity must decide. */
   notFound(): void;
   requested(): void;
+  /** Monotonic ms (for the shard's throughput). */
+  now(): number;
 }
 
 export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardReaderEvents {
@@ -51,6 +53,11 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       shard.reserved = 0;
       if (!context.reading(shard)) return;
       shard.push(records, notices);
+      if (records.length > 0) {
+        let bytes = 0;
+        for (const record of records) bytes += recordBytes(record);
+        shard.throughput.meter.record(records.length, bytes, context.now());
+      }
       metrics.lag(shard.shardId, millisBehindLatest);
     },
     end: (children) => {

@@ -1,0 +1,69 @@
+/**
+ * Balance by throughput in the assignment round (config `balance: "throughput"`): the loads published in
+ * the lease nodes, read at most every `LOAD_READ_MS`, and this task's part of the plan (balance.ts) as a
+ * lease plan: take the free shards placed on it, hand over what the plan moves away from it, one at a time.
+ */
+import { type LeasePlan, NOT_JOINED_PREFIX } from '../coordination/assignment';
+import { planBalance, type ShardLoad } from '../coordination/balance';
+import { readLeaseLoads } from '../coordination/leaseLoads';
+import type { ZooKeeper } from '../coordination/zooKeeper';
+
+/** Loads change slowly (smoothed over 10 s, published at most every 10 s): reading them this often is enough. */
+export const LOAD_READ_MS = 5_000;
+
+export type BalanceMode = 'count' | 'throughput';
+
+/** The members' loads as the plan reckons them, for the log and the metrics. */
+export interface BalanceView {
+  loadOf: ReadonlyMap<string, number>;
+}
+
+/**
+ * This task's lease plan by throughput. While tasks have not all joined (the start grace's placeholders),
+ * free shards are placed but no lease is moved. A shard of this task already being handed over (releasing)
+ * means no other one is given away yet.
+ */
+export function throughputLeasePlan(input: {
+  readable: readonly string[];
+  leases: ReadonlyMap<string, string>;
+  members: readonly string[];
+  me: string;
+  loads: ReadonlyMap<string, ShardLoad>;
+  releasing: boolean;
+}): LeasePlan & BalanceView {
+  const members = input.members.includes(input.me) ? input.members : [...input.members, input.me];
+  const joining = members.some((m) => m.startsWith(NOT_JOINED_PREFIX));
+  const plan = planBalance({
+    members,
+    readable: input.readable,
+    owners: input.leases,
+    loads: input.loads,
+    options: joining ? { maxMoves: 0 } : undefined,
+  });
+  const candidates = [...plan.place].filter(([, to]) => to === input.me).map(([shardId]) => shardId);
+  const away = plan.moves.filter((m) => m.from === input.me).map((m) => m.shardId);
+  return {
+    candidates,
+    want: candidates.length,
+    release: input.releasing ? [] : away.slice(0, 1),
+    loadOf: plan.loadOf,
+  };
+}
+
+/** The loads in the lease nodes, read again once the last read is `LOAD_READ_MS` old. */
+export class LeaseLoadCache {
+  private loads = new Map<string, ShardLoad>();
+  private readAt = -Infinity;
+  private zk: unknown;
+
+  constructor(private readonly now: () => number) {}
+
+  async current(zk: Pick<ZooKeeper, 'getChildren' | 'getData'>, base: string): Promise<Map<string, ShardLoad>> {
+    if (zk !== this.zk || this.now() - this.readAt >= LOAD_READ_MS) {
+      this.loads = await readLeaseLoads(zk, base);
+      this.readAt = this.now();
+      this.zk = zk;
+    }
+    return this.loads;
+  }
+}
