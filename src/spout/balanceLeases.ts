@@ -50,20 +50,30 @@ export function throughputLeasePlan(input: {
   };
 }
 
+/**
+ * How long a shard's load read before is believed when its lease node no longer holds one: a moved shard's
+ * new holder publishes only after its warm-up, and meanwhile the load is the same stream's.
+ */
+export const REMEMBER_LOAD_MS = 60_000;
+
 /** The loads in the lease nodes, read again once the last read is `LOAD_READ_MS` old. */
 export class LeaseLoadCache {
   private loads = new Map<string, ShardLoad>();
+  private seen = new Map<string, { load: ShardLoad; at: number }>();
   private readAt = -Infinity;
   private zk: unknown;
 
   constructor(private readonly now: () => number) {}
 
   async current(zk: Pick<ZooKeeper, 'getChildren' | 'getData'>, base: string): Promise<Map<string, ShardLoad>> {
-    if (zk !== this.zk || this.now() - this.readAt >= LOAD_READ_MS) {
-      this.loads = await readLeaseLoads(zk, base);
-      this.readAt = this.now();
-      this.zk = zk;
-    }
+    if (zk === this.zk && this.now() - this.readAt < LOAD_READ_MS) return this.loads;
+    const read = await readLeaseLoads(zk, base);
+    const now = this.now();
+    for (const [shardId, load] of read) this.seen.set(shardId, { load, at: now });
+    for (const [shardId, { at }] of this.seen) if (now - at > REMEMBER_LOAD_MS) this.seen.delete(shardId);
+    this.loads = new Map([...this.seen].map(([shardId, { load }]) => [shardId, load]));
+    this.readAt = now;
+    this.zk = zk;
     return this.loads;
   }
 }
