@@ -29,7 +29,7 @@ function run(seed: number) {
     let producing = true;
     const produce = () => {
       if (!producing) return;
-      stream.open().forEach((shard, i) => {
+      stream.open().forEach((_shard, i) => {
         const rate = (i === HOT ? HOT_RATE : 1) * (0.8 + 0.4 * random.next());
         const n = Math.floor(rate) + (random.next() < rate % 1 ? 1 : 0);
         for (let k = 0; k < n; k += 1) {
