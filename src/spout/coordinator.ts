@@ -188,6 +188,19 @@ export class Coordinator {
     return this.held.inMemory().records;
   }
 
+  /** What the held shards deliver now, smoothed: the load this task holds (bytes/s, records/s). */
+  heldLoad(): { bytesPerSec: number; recordsPerSec: number } {
+    const now = this.deps.scheduler.now();
+    let bytesPerSec = 0;
+    let recordsPerSec = 0;
+    for (const shard of this.held.byId.values()) {
+      const load = shard.throughput.meter.at(now);
+      bytesPerSec += load.bytesPerSec;
+      recordsPerSec += load.recordsPerSec;
+    }
+    return { bytesPerSec, recordsPerSec };
+  }
+
   /** Bytes of the records of all held shards in memory. */
   bytesInMemory(): number {
     return this.held.inMemory().bytes;
