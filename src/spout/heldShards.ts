@@ -86,6 +86,7 @@ export class HeldShards {
         deps.io.getRecords += 1;
       },
       now: () => this.now,
+      wallNow: () => deps.scheduler.wallNow(),
     };
   }
 

@@ -90,6 +90,7 @@ test('one shard at 20 times the others: two tasks converge within ±10 % of the 
   const flow = suite.flow(stream, { balance: 'throughput' });
   const stopProducer = skewedProducer(flow, keys, hot);
   const started = performance.now();
+  const startedWall = Date.now();
   await flow.addSpout(1, [1, 2]);
   await flow.addSpout(2, [1, 2]);
   await waitFor('every shard emitted', () => holders(flow).size === SHARDS, 60_000);
@@ -104,6 +105,11 @@ test('one shard at 20 times the others: two tasks converge within ±10 % of the 
     180_000,
   );
   const tookMs = performance.now() - started;
+  if (process.env.BALANCE_TRACE)
+    for (const s of flow.spouts)
+      for (const l of s.logs)
+        if (/handing|lease on .* taken|joined as/.test(l.msg))
+          console.log(`${s.pid} ${Math.round(l.at - startedWall)} ${l.msg.slice(0, 90)}`);
   // For the report: how long the balance took here (not asserted).
   console.log(
     `balanced after ${Math.round(tookMs)} ms: loads ${loads(flow, hot).join(' / ')}, ${handOvers(flow).length} hand-over(s)`,

@@ -65,9 +65,14 @@ export function publishDue(
   return change > MATERIAL_BYTES_PER_SEC && change > MATERIAL_CHANGE * last.load.bytesPerSec;
 }
 
+/** Records that arrived in the stream this long before the first delivery still count (clocks differ). */
+export const ARRIVAL_SLACK_MS = 2_000;
+
 /** What a held shard keeps for balance: its meter, the last load published, and its lease node's version. */
 export class ShardThroughput {
   readonly meter: ThroughputMeter;
+  /** Records that arrived before this wall-clock time are backlog, not load (set at the first delivery). */
+  countFromWall: number | undefined;
   published: { load: ShardLoad; at: number } | undefined;
   /** The lease node's version as this process last wrote it (0: as created). */
   leaseVersion = 0;
