@@ -7,6 +7,7 @@
  *   SIM_WITHOUT=<a,b>      faults never injected (names of FaultRates: kinesisNotFound, zkDropAfter, ...)
  *   SIM_IGNORE=<a,b>       invariants only traced, not failed on (e.g. watch-leak), to look past a known defect
  *   SIM_MODE=chaos|planned every seed in one mode (default: one seed in four planned)
+ *   SIM_BALANCE=throughput every task with balance "throughput" (default: count)
  */
 import type { FaultRates } from './faults';
 import { NO_FAULTS } from './faults';
@@ -23,6 +24,7 @@ export interface SeedPlan {
   without: (keyof FaultRates)[];
   ignore: string[];
   mode: 'chaos' | 'planned' | undefined;
+  balance: 'count' | 'throughput' | undefined;
 }
 
 const list = (text: string | undefined) =>
@@ -37,12 +39,15 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
   const mode = env.SIM_MODE === 'chaos' || env.SIM_MODE === 'planned' ? env.SIM_MODE : undefined;
   if (env.SIM_MODE !== undefined && mode === undefined)
     throw new Error(`SIM_MODE: chaos or planned, not ${env.SIM_MODE}`);
+  const balance = env.SIM_BALANCE === 'count' || env.SIM_BALANCE === 'throughput' ? env.SIM_BALANCE : undefined;
+  if (env.SIM_BALANCE !== undefined && balance === undefined)
+    throw new Error(`SIM_BALANCE: count or throughput, not ${env.SIM_BALANCE}`);
   for (const name of without)
     if (!(name in NO_FAULTS))
       throw new Error(`SIM_WITHOUT: unknown fault ${name}; known: ${Object.keys(NO_FAULTS).join(', ')}`);
   const typed = without as (keyof FaultRates)[];
   if (env.SIM_SEED !== undefined)
-    return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode };
+    return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode, balance };
   return {
     first: Number(env.SIM_FIRST_SEED ?? 1),
     count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS),
@@ -50,6 +55,7 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
     without: typed,
     ignore,
     mode,
+    balance,
   };
 }
 
@@ -78,6 +84,7 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       without: plan.without,
       ignore: plan.ignore,
       mode: plan.mode,
+      balance: plan.balance,
     });
     virtualMs += result.stats.virtualMs;
     handOvers.begun += result.stats.handOvers.begun;
@@ -98,6 +105,7 @@ export function replayCommand(seed: number, plan: SeedPlan): string {
     plan.without.length > 0 ? ` SIM_WITHOUT=${plan.without.join(',')}` : '',
     plan.ignore.length > 0 ? ` SIM_IGNORE=${plan.ignore.join(',')}` : '',
     plan.mode ? ` SIM_MODE=${plan.mode}` : '',
+    plan.balance ? ` SIM_BALANCE=${plan.balance}` : '',
   ].join('');
   return `SIM_SEED=${seed}${env} npx jest test/sim/simulation.test.ts --maxWorkers=1`;
 }
