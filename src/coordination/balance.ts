@@ -54,8 +54,10 @@ export interface BalancePlan {
   place: Map<string, string>;
   /** Held leases to hand over. Only planned while every held shard's load is known. */
   moves: LeaseMove[];
-  /** Each member's load after the plan (bytes/s, unknown loads estimated), for logs and metrics. */
+  /** Each member's load before the moves (bytes/s as reckoned, free shards placed), for logs and metrics. */
   loadOf: Map<string, number>;
+  /** Each counted shard's load as reckoned (bytes/s; unknown ones estimated). */
+  shardLoad: Map<string, number>;
 }
 
 const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -94,7 +96,7 @@ export function planBalance(input: BalanceInput): BalancePlan {
   const place = new Map<string, string>();
   const moves: LeaseMove[] = [];
   const loadOf = new Map<string, number>(members.map((m) => [m, 0]));
-  if (members.length === 0) return { place, moves, loadOf };
+  if (members.length === 0) return { place, moves, loadOf, shardLoad: new Map() };
   // Shards held by a task that is not live are neither free nor movable: they count for no one.
   const counted = input.readable.filter((id) => {
     const owner = input.owners.get(id);
@@ -127,8 +129,9 @@ export function planBalance(input: BalanceInput): BalancePlan {
       (below(m) - below(than) || loadOf.get(m)! - loadOf.get(than)! || count(m) - count(than) || byName(m, than)) < 0
     );
   }
+  const before = new Map(loadOf);
   const heldKnown = counted.every((id) => input.owners.get(id) === undefined || input.loads.has(id));
-  if (!heldKnown) return { place, moves, loadOf };
+  if (!heldKnown) return { place, moves, loadOf: before, shardLoad: load };
   const total = [...loadOf.values()].reduce((a, b) => a + b, 0);
   const mean = total / members.length;
   const margin = options.hysteresis * mean;
@@ -148,7 +151,7 @@ export function planBalance(input: BalanceInput): BalancePlan {
     loadOf.set(move.from, loadOf.get(move.from)! - s);
     loadOf.set(move.to, loadOf.get(move.to)! + s);
   }
-  return { place, moves, loadOf };
+  return { place, moves, loadOf: before, shardLoad: load };
 
   /** A move into the first task below the floor, from a task above it, the one that evens the loads best. */
   function floorMove(needy: string[]): LeaseMove | undefined {

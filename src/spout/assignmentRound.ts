@@ -199,7 +199,9 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       this.ifHeld(shardId, (shard) => held.drain(shard));
     }
     for (const shardId of plan.handOver)
-      this.ifHeld(shardId, (shard) => held.beginRelease(shard, 'rebalance: another task is owed a share'));
+      this.ifHeld(shardId, (shard) =>
+        held.beginRelease(shard, plan.reasons?.get(shardId) ?? 'rebalance: another task is owed a share'),
+      );
     await this.reconcile(session, leases, letGoBefore, new Set(plan.readable), new Set(plan.release));
     let want = plan.want;
     for (const shardId of plan.candidates) {

@@ -13,9 +13,10 @@ export const LOAD_READ_MS = 5_000;
 
 export type BalanceMode = 'count' | 'throughput';
 
-/** The members' loads as the plan reckons them, for the log and the metrics. */
+/** The members' loads as the plan reckons them, and why each lease given away goes, for the log. */
 export interface BalanceView {
   loadOf: ReadonlyMap<string, number>;
+  reasons: ReadonlyMap<string, string>;
 }
 
 /**
@@ -42,12 +43,25 @@ export function throughputLeasePlan(input: {
   });
   const candidates = [...plan.place].filter(([, to]) => to === input.me).map(([shardId]) => shardId);
   const away = plan.moves.filter((m) => m.from === input.me).map((m) => m.shardId);
+  const release = input.releasing ? [] : away.slice(0, 1);
   return {
     candidates,
     want: candidates.length,
-    release: input.releasing ? [] : away.slice(0, 1),
+    release,
     loadOf: plan.loadOf,
+    reasons: new Map(release.map((id) => [id, moveReason(plan.loadOf, plan.shardLoad.get(id) ?? 0, input.me)])),
   };
+}
+
+/** Why a lease moves, for the log: what each task holds and what the shard weighs, as reckoned. */
+function moveReason(loadOf: ReadonlyMap<string, number>, shard: number, me: string): string {
+  const loads = [...loadOf.values()];
+  const mean = loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length);
+  const others = [...loadOf]
+    .filter(([m]) => m !== me)
+    .map(([m, l]) => `${m} ${Math.round(l)}`)
+    .join(', ');
+  return `balance by throughput: this task holds ${Math.round(loadOf.get(me) ?? 0)} B/s against a mean of ${Math.round(mean)}, the shard ${Math.round(shard)} B/s; others: ${others}`;
 }
 
 /**

@@ -48,8 +48,10 @@ export interface RoundPlan {
   /** Free readable shards to try, best first, until `want` were taken. */
   candidates: string[];
   want: number;
-  /** With balance "throughput": each member's load (bytes/s) after the plan. */
+  /** With balance "throughput": each member's load (bytes/s) as the plan reckons it. */
   loadOf?: ReadonlyMap<string, number>;
+  /** With balance "throughput": why each shard handed over goes. */
+  reasons?: ReadonlyMap<string, string>;
 }
 
 /** Phases in which the round leaves a held shard alone: it is starting, or on its way out. */
@@ -75,7 +77,7 @@ export function planRound(input: RoundInput): RoundPlan {
         ? (id: string) => ended.has(id) || isFinished(id)
         : isFinished;
   const readable = readableShards(shards, isFinished, parentDone);
-  const plan: LeasePlan & { loadOf?: ReadonlyMap<string, number> } = input.loads
+  const plan: LeasePlan & { loadOf?: ReadonlyMap<string, number>; reasons?: ReadonlyMap<string, string> } = input.loads
     ? throughputLeasePlan({
         readable,
         leases,
@@ -98,6 +100,7 @@ export function planRound(input: RoundInput): RoundPlan {
     candidates: plan.candidates,
     want: plan.want,
     loadOf: plan.loadOf,
+    reasons: plan.reasons,
   };
 }
 

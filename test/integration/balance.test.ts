@@ -109,7 +109,7 @@ test('one shard at 20 times the others: two tasks converge within ±10 % of the 
     for (const s of flow.spouts)
       for (const l of s.logs)
         if (/handing|lease on .* taken|joined as/.test(l.msg))
-          console.log(`${s.pid} ${Math.round(l.at - startedWall)} ${l.msg.slice(0, 90)}`);
+          console.log(`${s.pid} ${Math.round(l.at - startedWall)} ${l.msg.slice(0, 400)}`);
   // For the report: how long the balance took here (not asserted).
   console.log(
     `balanced after ${Math.round(tookMs)} ms: loads ${loads(flow, hot).join(' / ')}, ${handOvers(flow).length} hand-over(s)`,
