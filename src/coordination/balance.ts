@@ -29,7 +29,7 @@ export interface BalanceOptions {
   minShardBytesPerSec: number;
 }
 
-export const DEFAULT_BALANCE: BalanceOptions = { band: 0.1, hysteresis: 0.05, maxMoves: 2, minShardBytesPerSec: 64 };
+export const DEFAULT_BALANCE: BalanceOptions = { band: 0.1, hysteresis: 0.05, maxMoves: 2, minShardBytesPerSec: 1 };
 
 export interface BalanceInput {
   /** The live tasks to share among. */
