@@ -15,7 +15,7 @@ export const PUBLISH_EVERY_MS = 10_000;
 /** A change is material past this fraction of the last published load ... */
 export const MATERIAL_CHANGE = 0.2;
 /** ... and past this many bytes/s (idle shards' noise is not worth a write). */
-export const MATERIAL_BYTES_PER_SEC = 64;
+export const MATERIAL_BYTES_PER_SEC = 8;
 
 export class ThroughputMeter {
   private bytesRate = 0;

@@ -39,7 +39,9 @@ describe('publishDue', () => {
     expect(publishDue(last, load(5_000), WARMUP_MS + PUBLISH_EVERY_MS - 1, 0)).toBe(false);
     expect(publishDue(last, load(1_150), WARMUP_MS + PUBLISH_EVERY_MS, 0)).toBe(false);
     expect(publishDue(last, load(1_300), WARMUP_MS + PUBLISH_EVERY_MS, 0)).toBe(true);
-    expect(publishDue({ load: load(10), at: 0 }, load(60), PUBLISH_EVERY_MS * 2, 0)).toBe(false);
+    expect(publishDue({ load: load(10), at: 0 }, load(17), PUBLISH_EVERY_MS * 2, 0)).toBe(false);
+    // A first publication made before anything arrived (0) is corrected once something does.
+    expect(publishDue({ load: load(0), at: 0 }, load(30), PUBLISH_EVERY_MS * 2, 0)).toBe(true);
   });
 });
 
