@@ -87,7 +87,9 @@ test('one shard at 20 times the others: two tasks converge within ±10 % of the 
   const keys = await keysByShard(stream);
   expect(keys.size).toBe(SHARDS);
   const hot = [...keys.keys()].sort()[0];
-  const flow = suite.flow(stream, { balance: 'throughput' });
+  // A planned hand-over re-emits nothing when its acks come within handoffTimeoutMs (invariant 4): on a
+  // loaded machine the suite's 1 s is not always enough, so the moves get 10 s.
+  const flow = suite.flow(stream, { balance: 'throughput', handoffTimeoutMs: 10_000 });
   const stopProducer = skewedProducer(flow, keys, hot);
   const started = performance.now();
   const startedWall = Date.now();
@@ -114,8 +116,11 @@ test('one shard at 20 times the others: two tasks converge within ±10 % of the 
   console.log(
     `balanced after ${Math.round(tookMs)} ms: loads ${loads(flow, hot).join(' / ')}, ${handOvers(flow).length} hand-over(s)`,
   );
+  // Not a balance by count: the hot shard's task holds fewer shards than the other.
   const hotHolder = holders(flow).get(hot);
-  expect([...holders(flow)].filter(([, pid]) => pid === hotHolder).length).toBeLessThanOrEqual(2);
+  const counts = flow.spouts.map((s) => [...holders(flow).values()].filter((pid) => pid === s.pid).length);
+  const hotCount = [...holders(flow).values()].filter((pid) => pid === hotHolder).length;
+  expect(hotCount).toBeLessThan(Math.max(...counts));
   expect(handOvers(flow).length).toBeGreaterThan(0);
   await stopProducer();
   await flow.waitAllDelivered(60_000);
