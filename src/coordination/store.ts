@@ -151,7 +151,8 @@ export class CoordinationStore {
         path: this.path('finished', shardId),
         data: finishedValue(lastSequenceNumber),
       },
-      { op: 'remove', path: this.path('leases', shardId), version: 0 },
+      // Any version: its holder may have written the shard's load into it; the checkpoint's version guards all.
+      { op: 'remove', path: this.path('leases', shardId), version: -1 },
     ]);
   }
 

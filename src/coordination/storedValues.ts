@@ -1,6 +1,7 @@
 /** What the layout's nodes hold: each value as JSON with a version `v`, written and read back with checks. */
 import { isPosition, type Position } from '../core/position';
 import { ErrorCode, SpoutError } from '../errors';
+import type { ShardLoad } from './balance';
 
 export interface Checkpoint {
   position: Position;
@@ -87,9 +88,27 @@ export function checkpointRecordOf(path: string, node: { data: Buffer; version: 
   };
 }
 
-/** A lease node's content: who holds it, since when. */
-export function leaseValue(owner: string): Buffer {
-  return encode({ v: 1, owner, acquiredAt: new Date().toISOString() });
+/**
+ * A lease node's content: who holds it, since when, and (balance "throughput") the shard's smoothed load as
+ * its holder measured it. Still version 1: a reader that knows no `load` reads the owner as before, and a
+ * lease without one (written by such a spout, or not measured yet) reads as load unknown.
+ */
+export function leaseValue(owner: string, load?: ShardLoad): Buffer {
+  return encode({ v: 1, owner, acquiredAt: new Date().toISOString(), ...(load && { load }) });
+}
+
+/** A lease node's load, if it holds a valid one (anything else reads as unknown, never as an error). */
+export function leaseLoadOf(data: Buffer): ShardLoad | undefined {
+  let load: unknown;
+  try {
+    load = (JSON.parse(data.toString('utf8')) as { load?: unknown })?.load;
+  } catch {
+    return undefined;
+  }
+  if (typeof load !== 'object' || load === null) return undefined;
+  const { bytesPerSec, recordsPerSec } = load as Partial<ShardLoad>;
+  const valid = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x) && x >= 0;
+  return valid(bytesPerSec) && valid(recordsPerSec) ? { bytesPerSec, recordsPerSec } : undefined;
 }
 
 /** The owner a lease node names; throws SpoutError (CorruptState) when it names none. */

@@ -5,6 +5,7 @@
  * One round at a time; asking during one runs one more after it. Failures are reported as they persist.
  */
 import type { SpoutConfig } from '../config/config';
+import type { ShardLoad } from '../coordination/balance';
 import type { CoordinationStore } from '../coordination/store';
 import type { ZooKeeper } from '../coordination/zooKeeper';
 import type { Position } from '../core/position';
@@ -75,6 +76,10 @@ export interface RoundDeps<Sess extends RoundSession, S extends RoundShard> {
   mayRead(): boolean;
   /** A Kinesis call was throttled. */
   throttled(): void;
+  /** With balance "throughput": the shards' published loads (balanceLeases.ts); without, shares by count. */
+  loads?(session: Sess, watch: () => void): Promise<ReadonlyMap<string, ShardLoad>>;
+  /** What the plan reckons each member holds (bytes/s), with balance "throughput". */
+  planned?(loadOf: ReadonlyMap<string, number>): void;
 }
 
 export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
@@ -187,6 +192,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       if (members[0] === store.memberId) this.deps.listed(session, fresh);
       shards = fresh;
     }
+    const loads = await this.deps.loads?.(session, this.onWatch);
     if (this.deps.session() !== session) return;
     const plan = planRound({
       me: store.memberId,
@@ -198,7 +204,9 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       ordering,
       held: [...held.byId.values()].map((s) => ({ shardId: s.shardId, phase: s.phase.kind })),
       startOf: session.startOf,
+      loads,
     });
+    if (plan.loadOf) this.deps.planned?.(plan.loadOf);
     for (const shardId of plan.forget) {
       reporter.log(LogLevel.Warn, `lease on ${shardId} is no longer ours: stopped emitting from it`);
       this.ifHeld(shardId, (shard) => held.forget(shard));
@@ -212,7 +220,9 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       this.ifHeld(shardId, (shard) => held.drain(shard));
     }
     for (const shardId of plan.handOver)
-      this.ifHeld(shardId, (shard) => held.beginRelease(shard, 'rebalance: another task is owed a share'));
+      this.ifHeld(shardId, (shard) =>
+        held.beginRelease(shard, plan.reasons?.get(shardId) ?? 'rebalance: another task is owed a share'),
+      );
     await this.reconcile(session, leases, letGoBefore, new Set(plan.readable), new Set(plan.release));
     await this.take(session, plan.candidates, plan.want);
   }

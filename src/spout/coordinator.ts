@@ -15,6 +15,8 @@ import type { KinesisApi } from '../kinesis/client';
 import { isThrottling } from '../kinesis/errors';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { AssignmentRound } from './assignmentRound';
+import { LeaseLoadCache } from './balanceLeases';
+import { LOAD_CHECK_MS, publishLoads } from './loadPublisher';
 import { CheckpointSchedule } from './checkpointSchedule';
 import { ExpiredShards } from './expiredShards';
 import { HeldShards, type IoCounters } from './heldShards';
@@ -53,6 +55,7 @@ export class Coordinator {
   private active = true;
   private stopped = false;
   private readonly timers: (() => void)[] = [];
+  private readonly loadCache = new LeaseLoadCache(() => this.deps.scheduler.now());
 
   constructor(private readonly deps: CoordinatorDeps) {
     const { config, kinesis, scheduler } = deps;
@@ -134,6 +137,9 @@ export class Coordinator {
       listed: (session, shards) => void expired.forget(session, shards, (id) => this.held.byId.has(id)),
       mayRead: () => this.active && !this.stopped,
       throttled: () => this.metrics.count(ProcessCounter.ThrottledCalls),
+      ...(config.balance === 'throughput' && {
+        loads: (session: Session, watch: () => void) => this.loadCache.current(session.store, watch),
+      }),
     });
     this.checkpoints = new CheckpointSchedule(
       scheduler,
@@ -168,6 +174,13 @@ export class Coordinator {
         this.scheduleRebalance();
       }),
     );
+    if (config.balance === 'throughput')
+      this.timers.push(
+        scheduler.every(LOAD_CHECK_MS, () => {
+          const session = this.sessions.current;
+          if (session) publishLoads(this.held.byId.values(), session, scheduler.now(), this.reporter);
+        }),
+      );
   }
 
   /** Until when (monotonic ms) leases may be trusted; -Infinity without a healthy session. */
@@ -187,6 +200,19 @@ export class Coordinator {
   /** Records of all held shards in memory (prefetched, in flight, acked behind an unacked one). */
   inMemory(): number {
     return this.held.inMemory().records;
+  }
+
+  /** What the held shards deliver now, smoothed: the load this task holds (bytes/s, records/s). */
+  heldLoad(): { bytesPerSec: number; recordsPerSec: number } {
+    const now = this.deps.scheduler.now();
+    let bytesPerSec = 0;
+    let recordsPerSec = 0;
+    for (const shard of this.held.byId.values()) {
+      const load = shard.throughput.meter.at(now);
+      bytesPerSec += load.bytesPerSec;
+      recordsPerSec += load.recordsPerSec;
+    }
+    return { bytesPerSec, recordsPerSec };
   }
 
   /** Bytes of the records of all held shards in memory. */

@@ -85,6 +85,8 @@ export class HeldShards {
       requested: () => {
         deps.io.getRecords += 1;
       },
+      now: () => this.now,
+      wallNow: () => deps.scheduler.wallNow(),
     };
   }
 

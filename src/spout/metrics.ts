@@ -62,6 +62,8 @@ export interface ProcessView {
   readonly recordsInMemory: number;
   readonly bytesInMemory: number;
   readonly zookeeperConnected: boolean;
+  /** What the held shards deliver, smoothed (their throughput meters summed): the load this task holds. */
+  readonly load?: { bytesPerSec: number; recordsPerSec: number };
 }
 
 /** The `params` of one multilang `metrics` frame. */
@@ -200,6 +202,8 @@ export class SpoutMetrics {
       recordsInMemory: view.recordsInMemory,
       bytesInMemory: view.bytesInMemory,
       zookeeperConnected: view.zookeeperConnected ? 1 : 0,
+      heldBytesPerSecond: Math.round(view.load?.bytesPerSec ?? 0),
+      heldRecordsPerSecond: Math.round((view.load?.recordsPerSec ?? 0) * 100) / 100,
     };
     if (maxBehind !== undefined) gauges.maxMillisBehindLatest = maxBehind;
     return { process: { counters: processCounters, gauges }, shards };
@@ -209,7 +213,15 @@ export class SpoutMetrics {
 /** The names every send carries, for documentation and tests. */
 export const METRIC_KEYS = {
   processCounters: [...PROCESS_COUNTERS, ...SUMMED_COUNTERS],
-  processGauges: ['shardsHeld', 'recordsInMemory', 'bytesInMemory', 'zookeeperConnected', 'maxMillisBehindLatest'],
+  processGauges: [
+    'shardsHeld',
+    'recordsInMemory',
+    'bytesInMemory',
+    'zookeeperConnected',
+    'maxMillisBehindLatest',
+    'heldBytesPerSecond',
+    'heldRecordsPerSecond',
+  ],
   shardCounters: SHARD_COUNTERS,
   shardGauges: ['millisBehindLatest', 'inFlight', 'emittedRecordsPerSecond', 'emittedBytesPerSecond'],
 } as const;
@@ -220,6 +232,8 @@ export interface ShardHolder {
   inMemory(): number;
   bytesInMemory(): number;
   readonly zookeeperConnected: boolean;
+  /** The load the held shards deliver now (smoothed). */
+  heldLoad?(): { bytesPerSec: number; recordsPerSec: number };
 }
 
 export function viewOf(holder: ShardHolder): ProcessView {
@@ -228,5 +242,6 @@ export function viewOf(holder: ShardHolder): ProcessView {
     recordsInMemory: holder.inMemory(),
     bytesInMemory: holder.bytesInMemory(),
     zookeeperConnected: holder.zookeeperConnected,
+    load: holder.heldLoad?.(),
   };
 }

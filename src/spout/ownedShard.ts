@@ -6,6 +6,7 @@ import { InFlight, type Emitted } from './inFlight';
 import { recordBytes, type Held } from './memory';
 import type { Position } from '../core/position';
 import { WriteQueue } from './writeQueue';
+import { ShardThroughput } from './shard/throughput';
 import { mayEmit, type ShardPhase } from './shard/lifecycle';
 
 export type { ShardPhase };
@@ -33,6 +34,8 @@ export class OwnedShard {
   /** Records a GetRecords in flight may still bring (counted against the memory cap). */
   reserved = 0;
   readonly acquiredAt: number;
+  /** Its smoothed throughput and what of it was published with the lease (balance "throughput"). */
+  readonly throughput: ShardThroughput;
   /** Kinesis records fetched while this process held the shard, their bytes, and the records they held (user records of KPL aggregates). */
   fetched = 0;
   private fetchedBytes = 0;
@@ -53,6 +56,7 @@ export class OwnedShard {
     options: { deaggregate?: boolean; hashRange?: HashRange } = {},
   ) {
     this.acquiredAt = now;
+    this.throughput = new ShardThroughput(now);
     this.deaggregate = options.deaggregate ?? true;
     this.hashRange = options.hashRange;
   }

@@ -5,7 +5,9 @@
  */
 import type { ShardNode } from '../core/shard';
 import type { Position } from '../core/position';
-import { planLeases, readableShards } from '../coordination/assignment';
+import { type LeasePlan, planLeases, readableShards } from '../coordination/assignment';
+import type { ShardLoad } from '../coordination/balance';
+import { throughputLeasePlan } from './balanceLeases';
 
 /** A held shard as the round sees it. */
 export interface HeldView {
@@ -29,6 +31,8 @@ export interface RoundInput {
   held: readonly HeldView[];
   /** Where a shard without a checkpoint starts (SHARD_END: finished before the first start). */
   startOf(shardId: string): Position;
+  /** With balance "throughput": the loads the lease nodes hold (without: shares by count). */
+  loads?: ReadonlyMap<string, ShardLoad>;
 }
 
 export interface RoundPlan {
@@ -44,6 +48,10 @@ export interface RoundPlan {
   /** Free readable shards to try, best first, until `want` were taken. */
   candidates: string[];
   want: number;
+  /** With balance "throughput": each member's load (bytes/s) as the plan reckons it. */
+  loadOf?: ReadonlyMap<string, number>;
+  /** With balance "throughput": why each shard handed over goes. */
+  reasons?: ReadonlyMap<string, string>;
 }
 
 /** Phases in which the round leaves a held shard alone: it is starting, or on its way out. */
@@ -69,7 +77,16 @@ export function planRound(input: RoundInput): RoundPlan {
         ? (id: string) => ended.has(id) || isFinished(id)
         : isFinished;
   const readable = readableShards(shards, isFinished, parentDone);
-  const plan = planLeases({ readable, leases, members: input.members, me });
+  const plan: LeasePlan & { loadOf?: ReadonlyMap<string, number>; reasons?: ReadonlyMap<string, string> } = input.loads
+    ? throughputLeasePlan({
+        readable,
+        leases,
+        members: input.members,
+        me,
+        loads: input.loads,
+        releasing: input.held.some((h) => h.phase === 'releasing'),
+      })
+    : planLeases({ readable, leases, members: input.members, me });
   const gone = new Set(forget);
   const releasable = new Set(
     input.held.filter((h) => RELEASABLE.has(h.phase) && !gone.has(h.shardId)).map((h) => h.shardId),
@@ -82,6 +99,8 @@ export function planRound(input: RoundInput): RoundPlan {
     handOver: plan.release.filter((id) => releasable.has(id)),
     candidates: plan.candidates,
     want: plan.want,
+    loadOf: plan.loadOf,
+    reasons: plan.reasons,
   };
 }
 

@@ -128,6 +128,8 @@ test('a registered metrics consumer receives the per-process and per-shard metri
         'bytesInMemory',
         'zookeeperConnected',
         'maxMillisBehindLatest',
+        'heldBytesPerSecond',
+        'heldRecordsPerSecond',
         'leasesTaken',
         'leasesGiven',
         'reshardEvents',

@@ -8,6 +8,7 @@
  *   SIM_IGNORE=<a,b>       invariants only traced, not failed on (e.g. watch-leak), to look past a known defect
  *   SIM_MODE=chaos|planned every seed in one mode (default: one seed in four planned)
  *   SIM_READ_MODE=polling|fanOut every seed reads so (default: one seed in two fans out)
+ *   SIM_BALANCE=throughput every task with balance "throughput" (default: count)
  */
 import type { FaultRates } from './faults';
 import { NO_FAULTS } from './faults';
@@ -26,6 +27,7 @@ export interface SeedPlan {
   ignore: string[];
   mode: 'chaos' | 'planned' | undefined;
   readMode?: SimReadMode;
+  balance: 'count' | 'throughput' | undefined;
 }
 
 const list = (text: string | undefined) =>
@@ -40,6 +42,9 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
   const mode = env.SIM_MODE === 'chaos' || env.SIM_MODE === 'planned' ? env.SIM_MODE : undefined;
   if (env.SIM_MODE !== undefined && mode === undefined)
     throw new Error(`SIM_MODE: chaos or planned, not ${env.SIM_MODE}`);
+  const balance = env.SIM_BALANCE === 'count' || env.SIM_BALANCE === 'throughput' ? env.SIM_BALANCE : undefined;
+  if (env.SIM_BALANCE !== undefined && balance === undefined)
+    throw new Error(`SIM_BALANCE: count or throughput, not ${env.SIM_BALANCE}`);
   for (const name of without)
     if (!(name in NO_FAULTS))
       throw new Error(`SIM_WITHOUT: unknown fault ${name}; known: ${Object.keys(NO_FAULTS).join(', ')}`);
@@ -48,7 +53,7 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
   if (env.SIM_READ_MODE !== undefined && readMode === undefined)
     throw new Error(`SIM_READ_MODE: polling or fanOut, not ${env.SIM_READ_MODE}`);
   if (env.SIM_SEED !== undefined)
-    return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode, readMode };
+    return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode, readMode, balance };
   return {
     first: Number(env.SIM_FIRST_SEED ?? 1),
     count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS),
@@ -57,6 +62,7 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
     ignore,
     mode,
     readMode,
+    balance,
   };
 }
 
@@ -86,6 +92,7 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       ignore: plan.ignore,
       mode: plan.mode,
       readMode: plan.readMode,
+      balance: plan.balance,
     });
     virtualMs += result.stats.virtualMs;
     handOvers.begun += result.stats.handOvers.begun;
@@ -106,6 +113,7 @@ export function replayCommand(seed: number, plan: SeedPlan): string {
     plan.without.length > 0 ? ` SIM_WITHOUT=${plan.without.join(',')}` : '',
     plan.ignore.length > 0 ? ` SIM_IGNORE=${plan.ignore.join(',')}` : '',
     plan.mode ? ` SIM_MODE=${plan.mode}` : '',
+    plan.balance ? ` SIM_BALANCE=${plan.balance}` : '',
   ].join('');
   return `SIM_SEED=${seed}${env} npx jest test/sim/simulation.test.ts --maxWorkers=1`;
 }

@@ -86,6 +86,8 @@ describe('SpoutMetrics', () => {
       bytesInMemory: 700,
       zookeeperConnected: 0,
       maxMillisBehindLatest: 1_500,
+      heldBytesPerSecond: 0,
+      heldRecordsPerSecond: 0,
     });
     expect(first.process.counters).toMatchObject({ leasesTaken: 2, leasesGiven: 1, emitted: 1 });
     const second = metrics.take(view({ 's-1': 0 }), 4_000);

@@ -89,6 +89,14 @@ public final class KinesisShellSpoutBuilder {
         return set("consumerArn", consumerArn);
     }
 
+    /**
+     * How shards are shared among the tasks: {@code count} (the default: within one of each other) or
+     * {@code throughput} (each task within 10 % of the mean bytes/s, as whole shards allow).
+     */
+    public KinesisShellSpoutBuilder balance(String balance) {
+        return set("balance", balance);
+    }
+
     /** Records failed more than {@code retry.maxRetries} times go to this stream instead of being skipped. */
     public KinesisShellSpoutBuilder deadLetters(String stream) {
         set("retry.onExhausted", "deadLetter");
