@@ -73,13 +73,17 @@ function run(seed: number) {
       lastOwner.set(shardId, now);
     });
     await world.runUntil(90_000);
+    // The placement is judged while the load is measured: once the puts stop, the loads decay and are
+    // published again in steps (docs/operations.md, balance by throughput), and leases may move while
+    // they do (judged below: nothing emitted twice, nothing lost).
+    const flowing = new Map(owner);
     producing = false;
     await world.runUntil(120_000);
     world.stop();
 
     const hotId = `shardId-${String(HOT).padStart(12, '0')}`;
     const byTask = new Map<string, string[]>();
-    for (const [shardId, task] of owner) byTask.set(task, [...(byTask.get(task) ?? []), shardId]);
+    for (const [shardId, task] of flowing) byTask.set(task, [...(byTask.get(task) ?? []), shardId]);
     expect(owner.has('shardId-000000000005')).toBe(false);
     expect(owner.has('shardId-000000000012') && owner.has('shardId-000000000013')).toBe(true);
     if (process.env.SIM_REPORT)
@@ -87,16 +91,17 @@ function run(seed: number) {
     // As close as whole shards allow: the hot shard alone, the other tasks' put rates within one cold
     // shard's of each other (the split's children: the low one gets shard 5's puts, the high one none).
     expect(byTask.size).toBe(TASKS);
-    expect(byTask.get(owner.get(hotId)!)).toEqual([hotId]);
+    expect(byTask.get(flowing.get(hotId)!)).toEqual([hotId]);
     const rate = (id: string) => (id === 'shardId-000000000013' ? 0 : 1);
     const others = [...byTask.values()]
       .filter((s) => !s.includes(hotId))
       .map((s) => s.reduce((a, id) => a + rate(id), 0));
     expect(Math.max(...others) - Math.min(...others)).toBeLessThanOrEqual(1);
-    // Few moves, none back to a task the lease left, none from 60 s on while the puts go on.
+    // Few moves, none back to a task the lease left while the load is measured, none from 60 s on while
+    // the puts go on.
     expect(moves.length).toBeLessThanOrEqual(SHARDS);
     const left = new Map<string, Set<string>>();
-    for (const move of moves) {
+    for (const move of moves.filter((m) => m.at <= 90_000)) {
       expect(left.get(move.shardId)?.has(move.to) ?? false).toBe(false);
       left.set(move.shardId, new Set([...(left.get(move.shardId) ?? []), move.from]));
     }
