@@ -97,6 +97,8 @@ export class PollingReader implements ShardRecordReader {
     const { events, shardId } = this;
     const { scheduler } = this.options;
     let iterator: string | undefined;
+    /** Set by an empty answer at the tip: the wait comes after the answer is out of scope (not held while idle). */
+    let caughtUp = false;
     while (!this.signal.aborted) {
       if (this.paused) {
         await this.paused.resumed;
@@ -105,6 +107,13 @@ export class PollingReader implements ShardRecordReader {
       const room = events.room();
       if (room <= 0) {
         await this.sleep(ROOM_WAIT_MS);
+        continue;
+      }
+      if (caughtUp) {
+        caughtUp = false;
+        // ±20 %: readers taken in one round would otherwise poll in step, all at once, every interval
+        // (as many sockets open at once as shards, and new ones each time past the pool's idle few).
+        await this.sleep(this.options.idlePollIntervalMs * (0.8 + 0.4 * this.options.scheduler.random()));
         continue;
       }
       try {
@@ -140,8 +149,7 @@ export class PollingReader implements ShardRecordReader {
           return;
         }
         iterator = response.NextShardIterator;
-        const behind = response.MillisBehindLatest ?? 0;
-        if (records.length === 0 && behind === 0) await this.sleep(this.options.idlePollIntervalMs);
+        caughtUp = records.length === 0 && (response.MillisBehindLatest ?? 0) === 0;
       } catch (err) {
         if (this.signal.aborted) return;
         const name = errorName(err);
