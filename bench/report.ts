@@ -11,6 +11,7 @@ import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
 import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
 import type { Summary } from './lib';
+import type { IdleMemoryRun } from './idleMemory';
 
 export interface Report {
   date: string;
@@ -26,6 +27,8 @@ export interface Report {
   latency?: LatencyFigures;
   cost?: CostFigures;
   throughput?: ThroughputFigures[];
+  /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
+  idleMemory?: IdleMemoryRun[];
 }
 
 /** The page the figures are written to. */
