@@ -17,10 +17,10 @@ export interface ReadRateOptions {
   climbMs?: number;
 }
 
-/** One call per 10 s at the lowest: what the exponential back-off this replaces reached at its cap. */
-export const FLOOR_PER_SECOND = 0.1;
-export const HOLD_MS = 10_000;
-export const CLIMB_MS = 30_000;
+/** One call per 2 s at the lowest: a shard refused for a long while is still tried (and its reader seen alive). */
+export const FLOOR_PER_SECOND = 0.5;
+export const HOLD_MS = 2_000;
+export const CLIMB_MS = 10_000;
 
 export class ReadRate {
   readonly budget: number;

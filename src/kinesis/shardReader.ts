@@ -163,7 +163,8 @@ export class PollingReader implements ShardRecordReader {
             `GetRecords on ${shardId} throttled (${describeError(err)}); reading at ${rate.toFixed(2)} calls/s for a while`,
           );
           events.error(err, this.failures);
-          await this.sleep((scheduler.random() * 1000) / rate);
+          const now = scheduler.now();
+          await this.sleep(this.rate.nextCallAt(now) - now + (scheduler.random() * 1000) / rate);
           continue;
         }
         if (name === 'ExpiredIteratorException') {

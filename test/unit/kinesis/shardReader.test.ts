@@ -117,7 +117,9 @@ describe('PollingReader: two applications on one shard', () => {
     expect(run.throttled / run.getRecords).toBeLessThan(0.15);
     // A throttle does not cost a GetShardIterator: one per reader, at its start.
     expect(run.iterators).toBe(2);
-    // The shard's whole read capacity is still used, if not all of it: each reads something steadily.
-    for (const app of run.apps) expect(app.got.length).toBeGreaterThan(1_000);
+    // The shard's read capacity is still used: together they read most of its 5 calls/s. (Not fairly:
+    // one reader at the whole limit leaves the other next to nothing; that is what budgets are for.)
+    const calls = run.apps.reduce((sum, app) => sum + app.got.length / 10, 0);
+    expect(calls).toBeGreaterThan(0.8 * 5 * 120);
   });
 });
