@@ -86,10 +86,16 @@ async function twoApplications(budget: Record<string, unknown>) {
     // The second application sees the records the first put: both read the whole stream.
     flow.put.splice(0, flow.put.length, ...first.put);
   }
+  const startedAt = performance.now();
   await Promise.all([first.addSpout(), second.addSpout()]);
   await Promise.all([first.waitAllDelivered(120_000), second.waitAllDelivered(120_000)]);
+  const readFor = (performance.now() - startedAt) / 1000;
   // A last metrics frame (1 s interval) with the final counts.
   await new Promise((r) => setTimeout(r, 2_500));
+  const sum = (m: ReadonlyMap<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  process.stdout.write(
+    `two applications ${JSON.stringify(budget)}: ${sum(proxy.reads)} GetRecords passed, ${sum(proxy.throttled)} throttled, both read the ${first.put.length} records in ${readFor.toFixed(1)} s\n`,
+  );
   return { first, second, proxy, stream };
 }
 
