@@ -149,6 +149,7 @@ export async function decodeBench(
             stream: STREAM,
             maxRecordsPerRequest: recordsPerBatch,
             idlePollIntervalMs: 1_000,
+            maxGetRecordsPerSecond: 5,
           }),
           shards,
           expected,

@@ -12,6 +12,7 @@ import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
 import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
 import type { Summary } from './lib';
+import type { IdleMemoryRun } from './idleMemory';
 
 export interface Report {
   date: string;
@@ -28,6 +29,8 @@ export interface Report {
   cost?: CostFigures;
   throughput?: ThroughputFigures[];
   fanOut?: FanOutFigures;
+  /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
+  idleMemory?: IdleMemoryRun[];
 }
 
 /** The page the figures are written to. */

@@ -4,6 +4,7 @@
  * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted). The protocol section's runs:
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
+ * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
@@ -17,11 +18,12 @@ import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
 import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from './report';
 import { failoverBench, reshardBench } from './resharding';
 import { decodeBench, fanOutLatencyBench } from './fanOut';
+import { idleMemoryBench } from './idleMemory';
 import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const ALL_SECTIONS = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut'];
+const ALL_SECTIONS = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'idleMemory'];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -79,13 +81,23 @@ async function main(): Promise<void> {
     }
     if (has('fanOut'))
       report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };
-    if (has('reshard') || has('failover') || has('latency') || has('cost') || has('throughput') || has('fanOut')) {
+    const onKinesisLocal = ['reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'idleMemory'];
+    if (onKinesisLocal.some(has)) {
       await withEmulator(startKinesisLocal, async (server, client) => {
         if (has('fanOut')) report.fanOut!.latency = await fanOutLatencyBench(zk, server, client, QUICK ? 10 : 100, log);
         if (has('reshard')) report.reshard = await reshardBench(zk, server, client, QUICK ? 1 : 7, log);
         if (has('failover')) report.failover = await failoverBench(zk, server, client, QUICK ? 1 : 3, log);
         if (has('latency')) report.latency = await latencyBench(zk, server, client, QUICK ? 10 : 100, log);
         if (has('cost')) report.cost = await costBench(zk, server, client, QUICK ? 2 : 10, log);
+        if (has('idleMemory'))
+          report.idleMemory = await idleMemoryBench(
+            zk,
+            server,
+            client,
+            QUICK ? [1, 8] : [1, 8, 64],
+            QUICK ? 5 : 30,
+            log,
+          );
         if (has('throughput'))
           report.throughput = [
             await throughputBench('kinesis-local', zk, server, client, QUICK ? 1_000 : 8_000, QUICK ? 1 : 3, log),

@@ -200,6 +200,14 @@ export const configSchema = {
       default: 1_000,
       description: '`Limit` of each `GetRecords` call.',
     },
+    maxGetRecordsPerSecond: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      maximum: 5,
+      default: 5,
+      description:
+        '`GetRecords` calls per second per shard this application makes at most. Kinesis allows 5 per shard, shared by every application reading the stream: give each of N applications polling one stream `5/N` (2 + 2 with a Firehose beside them…) so that they never throttle each other. After a `ProvisionedThroughputExceededException` a reader halves its rate (down to one call per 2 s), holds it 2 s and climbs back to this in 10 s.',
+    },
     idlePollIntervalMs: positiveMs(
       'Pause between `GetRecords` calls on a shard that is caught up (a shard with a backlog is read back to back, at most 5 calls/s).',
       1_000,

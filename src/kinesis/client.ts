@@ -1,9 +1,15 @@
-/** The Kinesis client: HTTP/1.1 keep-alive (emulators break on HTTP/2), default credential chain, optional role. */
+/**
+ * The Kinesis client: HTTP/1.1 keep-alive (emulators break on HTTP/2), default credential chain, optional role.
+ * Every client of the process shares one request handler, so one pool of sockets whatever the shards held:
+ * a socket is opened only while requests overlap, and at most a few idle ones are kept.
+ */
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import type { RetryStrategyV2 } from '@smithy/types';
+import { isThrottling } from './errors';
 
 /** The one call the spout makes on the client: a fake stands in for it in the simulation. */
 export type KinesisApi = Pick<KinesisClient, 'send'>;
@@ -15,22 +21,90 @@ export interface KinesisClientOptions {
   assumeRoleArn?: string;
 }
 
+/**
+ * Requests open at once: a GetRecords answers at once (it does not wait for records), so even 500 shards
+ * polled 5 times a second rarely overlap this many; more wait their turn for a few milliseconds.
+ */
+export const MAX_SOCKETS = 16;
+/** Idle keep-alive sockets kept for the next request (most recently used first, so the rest time out). */
+export const MAX_FREE_SOCKETS = 4;
+const AGENT_OPTIONS = {
+  keepAlive: true,
+  maxSockets: MAX_SOCKETS,
+  maxFreeSockets: MAX_FREE_SOCKETS,
+  scheduling: 'lifo',
+  timeout: 30_000,
+} as const;
+
+let shared: NodeHttpHandler | undefined;
+
+/** The process's one request handler (and so its one HTTP and one HTTPS agent). */
+export function sharedRequestHandler(): NodeHttpHandler {
+  shared ??= new NodeHttpHandler({
+    httpAgent: new HttpAgent(AGENT_OPTIONS),
+    httpsAgent: new HttpsAgent(AGENT_OPTIONS),
+    connectionTimeout: 5_000,
+    requestTimeout: 30_000,
+  });
+  return shared;
+}
+
+/** Marks a throttled GetRecords attempt: its reader's own back-off (readRate.ts) decides when to call again. */
+const OWN_BACKOFF = Symbol('kinesis-spout.ownBackoff');
+
+/**
+ * The SDK retries a throttled call itself, at once and outside any budget; a GetRecords must not be: its
+ * reader counts every call against `maxGetRecordsPerSecond` and slows down. Other operations keep the
+ * SDK's retries. A middleware inside the retry loop marks the attempt; the retry strategy then gives up.
+ */
+function leaveThrottledReadsToTheReader(client: KinesisClient): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      try {
+        return await next(args);
+      } catch (err) {
+        if (context.commandName === 'GetRecordsCommand' && isThrottling(err) && err instanceof Object)
+          Object.defineProperty(err, OWN_BACKOFF, { value: true });
+        throw err;
+      }
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'kinesisSpoutOwnReadBackoff' },
+  );
+  const config = client.config as { retryStrategy: () => Promise<unknown> };
+  const strategy = config.retryStrategy;
+  config.retryStrategy = async () => {
+    const inner = (await strategy()) as RetryStrategyV2;
+    if (typeof inner.refreshRetryTokenForRetry !== 'function') return inner;
+    return {
+      ...inner,
+      acquireInitialRetryToken: (scope) => inner.acquireInitialRetryToken(scope),
+      recordSuccess: (token) => inner.recordSuccess(token),
+      refreshRetryTokenForRetry(token, info) {
+        if ((info.error as { [OWN_BACKOFF]?: boolean } | undefined)?.[OWN_BACKOFF]) return Promise.reject(info.error);
+        return inner.refreshRetryTokenForRetry(token, info);
+      },
+    } satisfies RetryStrategyV2;
+  };
+}
+
+/** The default credential chain, or a role assumed on top of it (`assumeRoleArn`): for every client of the process. */
+export function credentialsOf(config: KinesisClientOptions): ReturnType<typeof fromTemporaryCredentials> | undefined {
+  return config.assumeRoleArn
+    ? fromTemporaryCredentials({
+        params: { RoleArn: config.assumeRoleArn, RoleSessionName: 'kinesis-shell-spout' },
+        clientConfig: { region: config.region },
+      })
+    : undefined;
+}
+
 export function createKinesisClient(config: KinesisClientOptions): KinesisClient {
-  return new KinesisClient({
+  const client = new KinesisClient({
     region: config.region,
     endpoint: config.endpoint,
     maxAttempts: 3,
-    requestHandler: new NodeHttpHandler({
-      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
-      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
-      connectionTimeout: 5_000,
-      requestTimeout: 30_000,
-    }),
-    credentials: config.assumeRoleArn
-      ? fromTemporaryCredentials({
-          params: { RoleArn: config.assumeRoleArn, RoleSessionName: 'kinesis-shell-spout' },
-          clientConfig: { region: config.region },
-        })
-      : undefined,
+    requestHandler: sharedRequestHandler(),
+    credentials: credentialsOf(config),
   });
+  leaveThrottledReadsToTheReader(client);
+  return client;
 }

@@ -3,9 +3,8 @@
  * subscription as the SDK makes them for event streams. The polling client (client.ts) stays on HTTP/1.1.
  */
 import { KinesisClient } from '@aws-sdk/client-kinesis';
-import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { NodeHttp2Handler } from '@smithy/node-http-handler';
-import type { KinesisClientOptions } from './client';
+import { credentialsOf, type KinesisClientOptions } from './client';
 
 export function createFanOutClient(config: KinesisClientOptions): KinesisClient {
   return new KinesisClient({
@@ -15,11 +14,6 @@ export function createFanOutClient(config: KinesisClientOptions): KinesisClient 
     maxAttempts: 1,
     // No request timeout: a subscription is quiet while the caps stop its reading (flow control).
     requestHandler: new NodeHttp2Handler({ sessionTimeout: undefined }),
-    credentials: config.assumeRoleArn
-      ? fromTemporaryCredentials({
-          params: { RoleArn: config.assumeRoleArn, RoleSessionName: 'kinesis-shell-spout' },
-          clientConfig: { region: config.region },
-        })
-      : undefined,
+    credentials: credentialsOf(config),
   });
 }

@@ -1,8 +1,9 @@
 /**
  * Prefetches one shard into its owner's buffer: back to back while the shard has a backlog (never more than
- * 5 GetRecords/s), about once per idle interval when caught up; backs off on throttling, re-seeks after an
- * expired iterator, and reports the end of the shard (records of the last response still delivered first).
- * No error ends a reader: only the owner, after a listing, decides that a shard is gone.
+ * `maxGetRecordsPerSecond` calls, readRate.ts, which also slows down after a throttle), about once per idle
+ * interval when caught up; re-seeks after an expired iterator, backs off on other errors, and reports the
+ * end of the shard (records of the last response still delivered first). No error ends a reader: only the
+ * owner, after a listing, decides that a shard is gone. Between requests a reader holds only its iterator.
  */
 import { GetRecordsCommand } from '@aws-sdk/client-kinesis';
 import type { Scheduler } from '../core/scheduler';
@@ -11,12 +12,11 @@ import { isThrottling } from './errors';
 import { LogLevel } from '../core/log';
 import type { KinesisApi } from './client';
 import { shardIteratorAt } from './iterators';
+import { ReadRate } from './readRate';
 import type { KinesisRecord } from './records';
 import type { ReadPosition, ShardReaderEvents, ShardReaderFactory, ShardRecordReader } from './reader';
 import type { StreamRef } from './shards';
 
-/** Kinesis allows 5 GetRecords calls per second per shard, shared by every reader of the stream. */
-const MIN_CALL_GAP_MS = 200;
 const ROOM_WAIT_MS = 50;
 
 export interface PollingReaderOptions {
@@ -25,6 +25,8 @@ export interface PollingReaderOptions {
   stream: StreamRef;
   maxRecordsPerRequest: number;
   idlePollIntervalMs: number;
+  /** The call budget per shard (Kinesis allows 5/s per shard for all applications together). */
+  maxGetRecordsPerSecond: number;
 }
 
 /** GetRecords readers for every shard of `options.stream`. */
@@ -40,7 +42,7 @@ export class PollingReader implements ShardRecordReader {
   private readonly abort = new AbortController();
   private position: ReadPosition = { kind: 'TRIM_HORIZON' };
   private loop: Promise<void> | undefined;
-  private lastCallAt = -Infinity;
+  private readonly rate: ReadRate;
   private failures = 0;
   /** Set while paused: resolves on resume (or stop). */
   private paused: { resumed: Promise<void>; resume: () => void } | undefined;
@@ -49,7 +51,9 @@ export class PollingReader implements ShardRecordReader {
     private readonly options: PollingReaderOptions,
     private readonly shardId: string,
     private readonly events: ShardReaderEvents,
-  ) {}
+  ) {
+    this.rate = new ReadRate({ budgetPerSecond: options.maxGetRecordsPerSecond });
+  }
 
   start(from: ReadPosition): void {
     if (this.loop) return;
@@ -93,6 +97,8 @@ export class PollingReader implements ShardRecordReader {
     const { events, shardId } = this;
     const { scheduler } = this.options;
     let iterator: string | undefined;
+    /** Set by an empty answer at the tip: the wait comes after the answer is out of scope (not held while idle). */
+    let caughtUp = false;
     while (!this.signal.aborted) {
       if (this.paused) {
         await this.paused.resumed;
@@ -103,11 +109,18 @@ export class PollingReader implements ShardRecordReader {
         await this.sleep(ROOM_WAIT_MS);
         continue;
       }
+      if (caughtUp) {
+        caughtUp = false;
+        // ±20 %: readers taken in one round would otherwise poll in step, all at once, every interval
+        // (as many sockets open at once as shards, and new ones each time past the pool's idle few).
+        await this.sleep(this.options.idlePollIntervalMs * (0.8 + 0.4 * this.options.scheduler.random()));
+        continue;
+      }
       try {
         iterator ??= await this.iteratorAt(this.position);
-        await this.sleep(this.lastCallAt + MIN_CALL_GAP_MS - scheduler.now());
+        await this.sleep(this.rate.nextCallAt(scheduler.now()) - scheduler.now());
         if (this.signal.aborted) return;
-        this.lastCallAt = scheduler.now();
+        this.rate.called(scheduler.now());
         events.requested();
         const response = await this.options.kinesis.send(
           new GetRecordsCommand({
@@ -136,11 +149,24 @@ export class PollingReader implements ShardRecordReader {
           return;
         }
         iterator = response.NextShardIterator;
-        const behind = response.MillisBehindLatest ?? 0;
-        if (records.length === 0 && behind === 0) await this.sleep(this.options.idlePollIntervalMs);
+        caughtUp = records.length === 0 && (response.MillisBehindLatest ?? 0) === 0;
       } catch (err) {
         if (this.signal.aborted) return;
         const name = errorName(err);
+        if (isThrottling(err)) {
+          // The iterator is still good; the lowered rate (with jitter, so that readers part) is the wait.
+          this.failures += 1;
+          this.rate.throttled(scheduler.now());
+          const rate = this.rate.rateAt(scheduler.now());
+          events.log(
+            LogLevel.Debug,
+            `GetRecords on ${shardId} throttled (${describeError(err)}); reading at ${rate.toFixed(2)} calls/s for a while`,
+          );
+          events.error(err, this.failures);
+          const now = scheduler.now();
+          await this.sleep(this.rate.nextCallAt(now) - now + (scheduler.random() * 1000) / rate);
+          continue;
+        }
         if (name === 'ExpiredIteratorException') {
           events.log(
             LogLevel.Info,
@@ -150,10 +176,7 @@ export class PollingReader implements ShardRecordReader {
         } else {
           this.failures += 1;
           const delay = backoffMs(this.failures, () => scheduler.random());
-          events.log(
-            isThrottling(err) ? LogLevel.Debug : LogLevel.Warn,
-            `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`,
-          );
+          events.log(LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
           if (name === 'ResourceNotFoundException') events.notFound(err, this.failures);
           else events.error(err, this.failures);
           await this.sleep(delay);

@@ -74,9 +74,10 @@ export class HeldShards {
     this.lateOutcomes = new LateOutcomes(deps.config.maxRecordsInMemory, LATE_OUTCOME_WAIT_MS);
     this.retake = new RetakeBackoff(() => this.now);
     const { kinesis, scheduler, stream, config } = deps;
-    const { maxRecordsPerRequest, idlePollIntervalMs } = config;
+    const { maxRecordsPerRequest, idlePollIntervalMs, maxGetRecordsPerSecond } = config;
     this.readers =
-      deps.readers ?? pollingReaders({ kinesis, scheduler, stream, maxRecordsPerRequest, idlePollIntervalMs });
+      deps.readers ??
+      pollingReaders({ kinesis, scheduler, stream, maxRecordsPerRequest, idlePollIntervalMs, maxGetRecordsPerSecond });
     this.readerContext = {
       ...deps,
       reading: (shard) => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading',

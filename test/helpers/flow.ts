@@ -40,6 +40,8 @@ export class Flow {
   private producing: Promise<void> | undefined;
   private stopProducing = false;
   private nextRecord = 0;
+  /** Topology conf beside `kinesis.spout` for processes added from now on (a metrics registration). */
+  topologyConf: Record<string, unknown> = {};
 
   constructor(
     private readonly services: Services,
@@ -62,7 +64,7 @@ export class Flow {
    */
   async addSpout(taskIndex = this.spouts.length + 1, componentTasks = [taskIndex]): Promise<StormDriver> {
     const driver = await StormDriver.start({
-      conf: { 'kinesis.spout': spoutConf(this.services, this.stream, this.app, this.overrides) },
+      conf: { ...this.topologyConf, 'kinesis.spout': spoutConf(this.services, this.stream, this.app, this.overrides) },
       taskId: taskIndex,
       componentTasks,
     });

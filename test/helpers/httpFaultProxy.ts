@@ -63,6 +63,19 @@ export interface ActiveRule {
   remove(): void;
 }
 
+/**
+ * Kinesis's read limit per shard, enforced for every caller together: `callsPerSecond` GetRecords and
+ * `bytesPerSecond` of records answered, each a token bucket holding one second's worth; past it,
+ * ProvisionedThroughputExceededException as Kinesis answers it.
+ */
+export interface ReadLimits {
+  callsPerSecond: number;
+  bytesPerSecond: number;
+}
+
+/** Kinesis's own: 5 GetRecords calls and 2 MB per second per shard, shared by every application. */
+export const KINESIS_READ_LIMITS: ReadLimits = { callsPerSecond: 5, bytesPerSecond: 2 * 1024 * 1024 };
+
 export interface HttpFaultProxy {
   /** `http://127.0.0.1:<port>`: the spout's `endpoint`. */
   endpoint: string;
@@ -74,6 +87,10 @@ export interface HttpFaultProxy {
   readonly requests: ReadonlyMap<string, number>;
   /** The shard an iterator reads, as learned from the answers that passed. */
   shardOfIterator(iterator: string): string | undefined;
+  /** GetRecords refused by the read limits, per `<stream>/<shardId>` (also in `injected`). */
+  readonly throttled: ReadonlyMap<string, number>;
+  /** GetRecords that passed, per `<stream>/<shardId>`. */
+  readonly reads: ReadonlyMap<string, number>;
   close(): Promise<void>;
 }
 
@@ -106,7 +123,7 @@ function readAll(stream: IncomingMessage): Promise<Buffer> {
 
 export async function startHttpFaultProxy(
   upstreamEndpoint: string,
-  options: { seed?: number } = {},
+  options: { seed?: number; readLimits?: ReadLimits } = {},
 ): Promise<HttpFaultProxy> {
   const upstream = new URL(upstreamEndpoint);
   const random = seededRandom(options.seed ?? 1);
@@ -115,6 +132,12 @@ export async function startHttpFaultProxy(
   const injected: InjectedFault[] = [];
   const requests = new Map<string, number>();
   const iterators = new Map<string, string>();
+  /** The stream each iterator reads (by name), for the per-shard limits and Kinesis's message. */
+  const streamOfIterator = new Map<string, string>();
+  const limiter = options.readLimits && readLimiter(options.readLimits);
+  const throttled = new Map<string, number>();
+  const reads = new Map<string, number>();
+  let requestIds = 0;
 
   const shardOf = (operation: string, body: Record<string, unknown>): string | undefined => {
     if (typeof body.ShardId === 'string') return body.ShardId;
@@ -140,7 +163,13 @@ export async function startHttpFaultProxy(
         : request.operation === 'GetRecords'
           ? answer.NextShardIterator
           : undefined;
-    if (typeof next === 'string') iterators.set(next, request.shardId);
+    if (typeof next !== 'string') return;
+    iterators.set(next, request.shardId);
+    const stream =
+      request.operation === 'GetShardIterator'
+        ? streamNameOf(request.body)
+        : streamOfIterator.get(String(request.body.ShardIterator));
+    if (stream) streamOfIterator.set(next, stream);
   };
 
   const forward = (
@@ -170,6 +199,26 @@ export async function startHttpFaultProxy(
       const body = parseJson(raw);
       const request: KinesisRequest = { operation, body, shardId: shardOf(operation, body) };
       requests.set(operation, (requests.get(operation) ?? 0) + 1);
+      const readKey =
+        operation === 'GetRecords' && request.shardId
+          ? `${streamOfIterator.get(String(body.ShardIterator)) ?? '?'}/${request.shardId}`
+          : undefined;
+      if (limiter && readKey && !limiter.admit(readKey, performance.now())) {
+        throttled.set(readKey, (throttled.get(readKey) ?? 0) + 1);
+        injected.push({
+          operation,
+          shardId: request.shardId,
+          type: KinesisFault.Throttled.type,
+          at: performance.now(),
+        });
+        const [stream, shardId] = [readKey.slice(0, readKey.lastIndexOf('/')), request.shardId];
+        requestIds += 1;
+        answerAsKinesis(reply, KinesisFault.Throttled.status, requestIds, {
+          __type: KinesisFault.Throttled.type,
+          message: `Rate exceeded for shard ${shardId} in stream ${stream} under account 000000000000.`,
+        });
+        return;
+      }
       const fault = firing(request);
       if (fault) fault.injected += 1;
       const rule = fault?.rule;
@@ -194,7 +243,14 @@ export async function startHttpFaultProxy(
         return;
       }
       const answer = await forward(incoming.method ?? 'POST', incoming.url ?? '/', incoming.headers, raw);
-      if (answer.status === 200) learn(request, parseJson(answer.body));
+      if (answer.status === 200) {
+        const parsed = parseJson(answer.body);
+        learn(request, parsed);
+        if (limiter && readKey) {
+          limiter.answered(readKey, performance.now(), recordBytes(parsed));
+          reads.set(readKey, (reads.get(readKey) ?? 0) + 1);
+        }
+      }
       if (answer.status === 200 && rule && 'rewrite' in rule)
         answer.body = Buffer.from(JSON.stringify(rule.rewrite(parseJson(answer.body))));
       const headers = { ...answer.headers };
@@ -231,10 +287,103 @@ export async function startHttpFaultProxy(
     injected,
     requests,
     shardOfIterator: (iterator) => iterators.get(iterator),
+    throttled,
+    reads,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       agent.destroy();
     },
   };
+}
+
+function streamNameOf(body: Record<string, unknown>): string | undefined {
+  if (typeof body.StreamName === 'string') return body.StreamName;
+  if (typeof body.StreamARN === 'string') return body.StreamARN.slice(body.StreamARN.lastIndexOf('/') + 1);
+  return undefined;
+}
+
+/** The bytes Kinesis counts against a shard's read limit: each record's data and partition key. */
+function recordBytes(answer: Record<string, unknown>): number {
+  const records = Array.isArray(answer.Records) ? (answer.Records as { Data?: string; PartitionKey?: string }[]) : [];
+  return records.reduce(
+    (sum, r) => sum + Buffer.byteLength(r.Data ?? '', 'base64') + Buffer.byteLength(r.PartitionKey ?? ''),
+    0,
+  );
+}
+
+/**
+ * A token bucket: `capacity` tokens, refilled at `perSecond`; taking may drive it below zero (a GetRecords
+ * answering more bytes than are left), and nothing is admitted until it is positive again.
+ */
+export class TokenBucket {
+  private tokens: number;
+  private at: number;
+
+  constructor(
+    private readonly capacity: number,
+    private readonly perSecond: number,
+    now: number,
+  ) {
+    this.tokens = capacity;
+    this.at = now;
+  }
+
+  level(now: number): number {
+    this.tokens = Math.min(this.capacity, this.tokens + ((now - this.at) * this.perSecond) / 1000);
+    this.at = now;
+    return this.tokens;
+  }
+
+  take(now: number, amount = 1): void {
+    this.tokens = this.level(now) - amount;
+  }
+}
+
+/**
+ * Each shard's calls and bytes as two token buckets of one second's worth each (Kinesis's limits are per
+ * second, with a second's burst): a call is admitted when a call token is left and the bytes are not spent.
+ */
+function readLimiter(limits: ReadLimits) {
+  const shards = new Map<string, { calls: TokenBucket; bytes: TokenBucket }>();
+  const of = (key: string, now: number) => {
+    let shard = shards.get(key);
+    if (!shard) {
+      shard = {
+        calls: new TokenBucket(limits.callsPerSecond, limits.callsPerSecond, now),
+        bytes: new TokenBucket(limits.bytesPerSecond, limits.bytesPerSecond, now),
+      };
+      shards.set(key, shard);
+    }
+    return shard;
+  };
+  return {
+    admit(key: string, now: number): boolean {
+      const shard = of(key, now);
+      if (shard.calls.level(now) < 1 || shard.bytes.level(now) <= 0) return false;
+      shard.calls.take(now);
+      return true;
+    },
+    answered(key: string, now: number, answeredBytes: number): void {
+      of(key, now).bytes.take(now, answeredBytes);
+    },
+  };
+}
+
+/** An error as Kinesis sends it: 400, AWS JSON 1.1, the type in `__type`, a request id in the headers. */
+function answerAsKinesis(
+  reply: import('node:http').ServerResponse,
+  status: number,
+  requestId: number,
+  payload: { __type: string; message: string },
+): void {
+  const body = JSON.stringify(payload);
+  reply.writeHead(status, {
+    'x-amzn-requestid': `00000000-0000-4000-8000-${String(requestId).padStart(12, '0')}`,
+    'x-amz-id-2': Buffer.from(`throttle-${requestId}`).toString('base64'),
+    'content-type': AMZ_JSON,
+    'content-length': Buffer.byteLength(body),
+    date: new Date().toUTCString(),
+  });
+  reply.end(body);
 }

@@ -30,6 +30,15 @@ describe('configuration', () => {
     });
   });
 
+  it('takes a GetRecords budget per shard of up to 5 calls/s (Kinesis allows 5 for all applications), 5 by default', () => {
+    const at = (value: unknown) =>
+      validateConfig({ ...minimal, applicationName: 'a', maxGetRecordsPerSecond: value }).maxGetRecordsPerSecond;
+    expect(validateConfig({ ...minimal, applicationName: 'a' }).maxGetRecordsPerSecond).toBe(5);
+    expect(at(2.5)).toBe(2.5);
+    expect(() => at(0)).toThrow('bad configuration: kinesis.spout.maxGetRecordsPerSecond = 0: must be > 0');
+    expect(() => at(6)).toThrow('bad configuration: kinesis.spout.maxGetRecordsPerSecond = 6: must be <= 5');
+  });
+
   it('merges the conf over a JSON file named on the command line', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'conf-')), 'spout.json');
     writeFileSync(

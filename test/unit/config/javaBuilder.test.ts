@@ -22,7 +22,7 @@ interface SchemaNode {
 }
 
 /** What a Java argument is, in JSON terms; `literal` when it is a string constant. */
-type JsonKind = { kind: 'string' | 'string[]' | 'integer' | 'boolean' | 'object'; literal?: string };
+type JsonKind = { kind: 'string' | 'string[]' | 'integer' | 'number' | 'boolean' | 'object'; literal?: string };
 
 interface Setter {
   name: string;
@@ -76,6 +76,7 @@ function javaKind(type: string): JsonKind['kind'] | undefined {
   if (type === 'String') return 'string';
   if (type === 'String...' || type === 'List<String>' || type === 'String[]') return 'string[]';
   if (['int', 'long', 'Integer', 'Long'].includes(type)) return 'integer';
+  if (['double', 'Double'].includes(type)) return 'number';
   if (type === 'boolean' || type === 'Boolean') return 'boolean';
   if (type.startsWith('Map<')) return 'object';
   return undefined;
@@ -111,6 +112,8 @@ function refusal(node: SchemaNode, arg: JsonKind): string | undefined {
     if (arg.kind !== 'string[]') return `the schema wants an array, the setter passes ${arg.kind}`;
     return node.items ? refusal(node.items, { kind: 'string' }) : undefined;
   }
+  // A JSON number accepts an integer too; an integer key does not accept a double.
+  if (node.type === 'number' && arg.kind === 'integer') return undefined;
   if (node.type !== arg.kind) return `the schema wants ${node.type}, the setter passes ${arg.kind}`;
   if (arg.literal !== undefined) {
     if (node.enum && !node.enum.includes(arg.literal))

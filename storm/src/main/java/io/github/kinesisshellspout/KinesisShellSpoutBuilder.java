@@ -97,6 +97,15 @@ public final class KinesisShellSpoutBuilder {
         return set("balance", balance);
     }
 
+    /**
+     * {@code GetRecords} calls per second per shard, at most 5 (Kinesis's limit for every application reading
+     * the stream together): give each of N applications polling one stream 5/N so that they never throttle
+     * each other.
+     */
+    public KinesisShellSpoutBuilder maxGetRecordsPerSecond(double callsPerSecond) {
+        return set("maxGetRecordsPerSecond", callsPerSecond);
+    }
+
     /** Records failed more than {@code retry.maxRetries} times go to this stream instead of being skipped. */
     public KinesisShellSpoutBuilder deadLetters(String stream) {
         set("retry.onExhausted", "deadLetter");

@@ -153,10 +153,10 @@ class KinesisShellSpoutTest {
         KinesisShellSpout built = KinesisShellSpout.builder()
             .streamName("orders").region("eu-west-1").zookeeper("zk:2181").set("zookeeper.sessionTimeoutMs", 5000)
             .outputFields("data").outputStream("records").deadLetters("dead").dataFormat("json").balance("throughput").set("retry.maxRetries", 2)
-            .build();
+            .maxGetRecordsPerSecond(2.5).build();
         Map<String, Object> expected = conf(
             "zookeeper", Map.of("connect", "zk:2181", "sessionTimeoutMs", 5000),
-            "outputFields", List.of("data"), "outputStream", "records", "dataFormat", "json", "balance", "throughput",
+            "outputFields", List.of("data"), "outputStream", "records", "dataFormat", "json", "balance", "throughput", "maxGetRecordsPerSecond", 2.5,
             "retry", Map.of("onExhausted", "deadLetter", "deadLetterStream", "dead", "maxRetries", 2));
         assertEquals(expected, built.getComponentConfiguration().get("kinesis.spout"));
         assertEquals(Map.of("records", List.of("data"), "dead", List.of("data", "attempts", "lastFailureTime")), declared(built));

@@ -1,0 +1,144 @@
+/**
+ * Resident memory of one spout process holding S idle shards (nothing put to the stream), for S = 1, 8, 64
+ * by default: RSS (VmRSS, median of the last samples of a settle window), the V8 heap and the external (Buffer)
+ * memory, read from the process's own `stats:` lines (BENCH_GC=1 starts it with `--expose-gc`, so that they
+ * are measured after a full GC: what is retained). BENCH_IDLE_SHARDS=1,8,64 and BENCH_IDLE_SECONDS choose the runs.
+ * Run alone: `npx tsx bench/idleMemory.ts` (after `npm run build`).
+ */
+import { readFileSync } from 'node:fs';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import { createStream } from '../test/helpers/kinesisAdmin';
+import type { KinesisServer } from '../test/helpers/kinesisServer';
+import { StormDriver } from '../test/helpers/stormDriver';
+import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
+import { benchConf, sleep } from './lib';
+
+export interface IdleMemoryRun {
+  shards: number;
+  rssMiB: number;
+  heapTotalMiB: number;
+  heapUsedMiB: number;
+  externalMiB: number;
+  /** Sockets the process had open to the Kinesis endpoint at the end (from /proc/<pid>/net/tcp). */
+  kinesisSockets: number;
+}
+
+function rssMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+}
+
+/** Established TCP connections of `pid` to `port` on loopback. */
+export function socketsTo(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of require('node:fs').readdirSync(`/proc/${pid}/fd`) as string[]) {
+      try {
+        const target = require('node:fs').readlinkSync(`/proc/${pid}/fd/${fd}`) as string;
+        const m = /^socket:\[(\d+)\]$/.exec(target);
+        if (m) inodes.add(m[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    return 0;
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  return readFileSync(`/proc/${pid}/net/tcp`, 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length > 9 && f[2]?.endsWith(`:${hexPort}`) && f[3] === '01' && inodes.has(f[9])).length;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+export async function idleMemoryBench(
+  zk: ZooKeeperServer,
+  server: KinesisServer,
+  client: KinesisClient,
+  shardCounts: number[],
+  settleSeconds: number,
+  log: (line: string) => void,
+): Promise<IdleMemoryRun[]> {
+  const runs: IdleMemoryRun[] = [];
+  for (const shards of shardCounts) {
+    const stream = `idle-${shards}-${Date.now()}`;
+    await createStream(client, stream, shards);
+    const driver = await StormDriver.start({
+      conf: benchConf(zk, server, stream, `idle-${shards}-${Date.now()}`, { statsIntervalMs: 1_000 }),
+      // RSS as in production: no forced GC unless BENCH_GC=1 (then the heap figure is what is retained).
+      nodeOptions: [
+        ...(process.env.BENCH_GC === '1' ? ['--expose-gc'] : []),
+        ...(process.env.BENCH_HEAPSNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2'] : []),
+        ...(process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean),
+      ],
+      keepHistory: false,
+    });
+    let stopped = false;
+    const pumping = driver.pump(() => stopped, { timeoutMs: 600_000 });
+    try {
+      const held = () => driver.lastStats()?.shards ?? 0;
+      const deadline = Date.now() + 120_000;
+      while (held() < shards && Date.now() < deadline) await sleep(500);
+      if (held() < shards) throw new Error(`idle memory: ${held()} of ${shards} shards held after 120 s`);
+      const samples: number[] = [];
+      const end = Date.now() + settleSeconds * 1000;
+      while (Date.now() < end) {
+        await sleep(1000);
+        samples.push(rssMiB(driver.pid));
+      }
+      if (process.env.BENCH_HEAPSNAPSHOT) {
+        driver.signal('SIGUSR2');
+        await sleep(5_000);
+      }
+      const stats = driver.lastStats() ?? {};
+      const run: IdleMemoryRun = {
+        shards,
+        rssMiB: round1(median(samples.slice(-Math.max(3, Math.floor(samples.length / 2))))),
+        heapTotalMiB: round1(stats.heapTotalMiB ?? NaN),
+        heapUsedMiB: round1(stats.heapUsedMiB ?? NaN),
+        externalMiB: round1(stats.externalMiB ?? NaN),
+        kinesisSockets: socketsTo(driver.pid, Number(new URL(server.endpoint).port)),
+      };
+      log(
+        `idle memory: ${shards} shards: RSS ${run.rssMiB} MiB, heap ${run.heapUsedMiB} of ${run.heapTotalMiB} MiB, external ${run.externalMiB} MiB, ${run.kinesisSockets} sockets to Kinesis`,
+      );
+      runs.push(run);
+    } finally {
+      stopped = true;
+      await pumping;
+      await driver.stop(3_000);
+    }
+  }
+  return runs;
+}
+
+if (require.main === module) {
+  void (async () => {
+    const { startZooKeeper } = await import('../test/helpers/zookeeperServer');
+    const { startKinesisLocal } = await import('../test/helpers/kinesisServer');
+    const { kinesisClient } = await import('../test/helpers/kinesisAdmin');
+    process.env.AWS_ACCESS_KEY_ID ??= 'bench';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
+    const zk = await startZooKeeper();
+    const server = await startKinesisLocal();
+    const client = kinesisClient(server);
+    const log = (line: string) => process.stdout.write(`${line}\n`);
+    try {
+      const counts = (process.env.BENCH_IDLE_SHARDS ?? '1,8,64').split(',').map(Number);
+      await idleMemoryBench(zk, server, client, counts, Number(process.env.BENCH_IDLE_SECONDS ?? 30), log);
+    } finally {
+      client.destroy();
+      await server.stop();
+      await zk.stop();
+    }
+  })().catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
+}
