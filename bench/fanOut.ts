@@ -13,7 +13,12 @@ import { createFanOutClient } from '../src/kinesis/fanOutClient';
 import { fanOutReaders } from '../src/kinesis/fanOutReader';
 import type { ShardReaderEvents, ShardReaderFactory } from '../src/kinesis/reader';
 import { pollingReaders } from '../src/kinesis/shardReader';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import { startFanOutServer } from '../test/helpers/fanOutServer';
+import type { KinesisServer } from '../test/helpers/kinesisServer';
+import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
 import { summarize, type Summary } from './lib';
+import { latencyBench, type LatencyFigures } from './stream';
 
 export interface DecodeFigures {
   shards: number;
@@ -27,6 +32,30 @@ export interface DecodeFigures {
 
 export interface FanOutFigures {
   decode: DecodeFigures[];
+  /** Put-to-emit at idle through the fan-out front (its own poll of kinesis-local every 50 ms bounds fan-out here). */
+  latency?: { polling: LatencyFigures; fanOut: LatencyFigures; frontPollMs: number };
+}
+
+/** Put-to-emit at idle in both read modes, through one fan-out front before `kinesis`. */
+export async function fanOutLatencyBench(
+  zk: ZooKeeperServer,
+  kinesis: KinesisServer,
+  client: KinesisClient,
+  samples: number,
+  log: (line: string) => void,
+): Promise<NonNullable<FanOutFigures['latency']>> {
+  const front = await startFanOutServer(kinesis.endpoint);
+  try {
+    const via = { endpoint: front.endpoint, region: kinesis.region, logFile: kinesis.logFile, stop: kinesis.stop };
+    const polling = await latencyBench(zk, via, client, samples, log, { label: 'polling', overrides: {} });
+    const fanOut = await latencyBench(zk, via, client, samples, log, {
+      label: 'fanOut',
+      overrides: { readMode: 'fanOut' },
+    });
+    return { polling, fanOut, frontPollMs: front.settings.pollIntervalMs };
+  } finally {
+    await front.close();
+  }
 }
 
 const STREAM = { streamName: 'bench', streamArn: 'arn:aws:kinesis:us-east-1:123456789012:stream/bench' };

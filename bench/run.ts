@@ -16,7 +16,7 @@ import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
 import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from './report';
 import { failoverBench, reshardBench } from './resharding';
-import { decodeBench } from './fanOut';
+import { decodeBench, fanOutLatencyBench } from './fanOut';
 import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
@@ -77,8 +77,11 @@ async function main(): Promise<void> {
         log,
       );
     }
-    if (has('reshard') || has('failover') || has('latency') || has('cost') || has('throughput')) {
+    if (has('fanOut'))
+      report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };
+    if (has('reshard') || has('failover') || has('latency') || has('cost') || has('throughput') || has('fanOut')) {
       await withEmulator(startKinesisLocal, async (server, client) => {
+        if (has('fanOut')) report.fanOut!.latency = await fanOutLatencyBench(zk, server, client, QUICK ? 10 : 100, log);
         if (has('reshard')) report.reshard = await reshardBench(zk, server, client, QUICK ? 1 : 7, log);
         if (has('failover')) report.failover = await failoverBench(zk, server, client, QUICK ? 1 : 3, log);
         if (has('latency')) report.latency = await latencyBench(zk, server, client, QUICK ? 10 : 100, log);
@@ -96,8 +99,6 @@ async function main(): Promise<void> {
         );
       }
     }
-    if (has('fanOut'))
-      report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };
   } finally {
     await zk.stop();
   }

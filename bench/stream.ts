@@ -22,10 +22,14 @@ export async function latencyBench(
   client: KinesisClient,
   samples: number,
   log: (line: string) => void,
+  /** Another configuration (`readMode`), named in the stream's name and the log line. */
+  variant: { label: string; overrides: Record<string, unknown> } = { label: '', overrides: {} },
 ): Promise<LatencyFigures> {
-  const stream = `bench-latency-${process.pid}`;
+  const stream = `bench-latency${variant.label ? `-${variant.label}` : ''}-${process.pid}`;
   await createStream(client, stream, 1);
-  const driver = await StormDriver.start({ conf: benchConf(zk, kinesis, stream, 'latency') });
+  const driver = await StormDriver.start({
+    conf: benchConf(zk, kinesis, stream, `latency${variant.label}`, variant.overrides),
+  });
   const putAt = new Map<string, number>();
   const latencies: number[] = [];
   let stopped = false;
@@ -57,7 +61,9 @@ export async function latencyBench(
     p99Ms: Math.round(percentile(latencies, 99)),
     samples: latencies.length,
   };
-  log(`latency at idle: median ${figures.medianMs} ms, p99 ${figures.p99Ms} ms over ${figures.samples} records`);
+  log(
+    `latency at idle${variant.label ? ` (${variant.label})` : ''}: median ${figures.medianMs} ms, p99 ${figures.p99Ms} ms over ${figures.samples} records`,
+  );
   return figures;
 }
 

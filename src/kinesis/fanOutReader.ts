@@ -156,7 +156,12 @@ export class FanOutReader implements ShardRecordReader {
       );
     } catch (err) {
       if (nameOf(err) === 'AccessDeniedException')
-        throw consumerFailure(err, 'SubscribeToShard', `shard ${shardId}`, this.options.stream.streamArn ?? '');
+        throw consumerFailure(
+          err,
+          'SubscribeToShard',
+          `shard ${shardId}`,
+          stream.streamArn ?? `stream ${stream.streamName}`,
+        );
       throw err;
     }
     if (!response.EventStream) throw new Error('SubscribeToShard answered without an event stream');

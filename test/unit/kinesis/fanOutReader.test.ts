@@ -1,4 +1,5 @@
 import type { LogLevel } from '../../../src/core/log';
+import { kinesisProblem, type KinesisProblem } from '../../../src/kinesis/errors';
 import { FanOutReader, SUBSCRIBE_GAP_MS, startingPosition } from '../../../src/kinesis/fanOutReader';
 import type { ReadPosition, ShardReaderEvents } from '../../../src/kinesis/reader';
 import { ManualClock, settle } from '../spout/fakes/manualClock';
@@ -14,18 +15,22 @@ interface Told {
   errors: { name: string; consecutive: number }[];
   subscriptions: string[];
   logs: [LogLevel, string][];
+  problems: KinesisProblem[];
 }
 
 function setUp(from: ReadPosition = { kind: 'TRIM_HORIZON' }, room = 100) {
   const clock = new ManualClock();
   const fake = new FakeSubscriptions();
-  const told: Told = { records: [], ends: [], notFound: [], errors: [], subscriptions: [], logs: [] };
+  const told: Told = { records: [], ends: [], notFound: [], errors: [], subscriptions: [], logs: [], problems: [] };
   const state = { room, forgotten: 0 };
   const events: ShardReaderEvents = {
     records: (records) => told.records.push(records.map((r) => r.sequenceNumber)),
     end: (children) => told.ends.push(children),
     notFound: (_err, consecutive) => told.notFound.push(consecutive),
-    error: (err, consecutive) => told.errors.push({ name: (err as Error).name, consecutive }),
+    error: (err, consecutive) => {
+      told.errors.push({ name: (err as Error).name, consecutive });
+      told.problems.push(kinesisProblem(err, 'stream s'));
+    },
     room: () => state.room,
     requested: () => undefined,
     subscription: (what) => told.subscriptions.push(what),
@@ -154,6 +159,15 @@ describe('the fan-out reader', () => {
     expect(told.records).toEqual([['1', '2'], ['3']]);
     expect(told.errors).toEqual([{ name, consecutive: 1 }]);
     expect(told.subscriptions).toContain('retried');
+  });
+
+  it('names the missing kinesis:SubscribeToShard permission', async () => {
+    const { clock, fake, told } = setUp();
+    await settle();
+    fake.last.refuse(kinesisError('AccessDeniedException', 'not authorized to perform kinesis:SubscribeToShard'));
+    await nextSubscribe(clock, fake, 2);
+    expect(told.errors).toEqual([{ name: 'AccessDeniedException', consecutive: 1 }]);
+    expect(told.problems[0]?.fix).toContain("grant the worker's role kinesis:SubscribeToShard");
   });
 
   it('tells a missing shard (or consumer) as notFound and asks for the consumer again', async () => {
