@@ -61,8 +61,9 @@ describe.each(readModes())('read mode %s', (readMode) => {
     await f.addSpout(1);
     await sleep(2_000);
     await f.addSpout(2);
-    await sleep(3_000);
-    expect(handOvers(f).length).toBeGreaterThan(0);
+    // A wait for the hand-over, not a fixed 3 s: on a loaded machine the joiner's first round can come later.
+    await waitFor('a hand-over to the joining task', () => handOvers(f).length > 0, 30_000);
+    await sleep(1_000);
     await expectNoNeedlessDuplicates(f);
   });
 

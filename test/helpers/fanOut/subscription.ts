@@ -150,7 +150,8 @@ export class Subscription implements SubscriptionStats {
             ContinuationSequenceNumber: this.continuation,
             MillisBehindLatest: behind,
           });
-        await this.sleep(this.settings.pollIntervalMs);
+        // Only a read that found nothing waits: records passed over (AT_TIMESTAMP) mean more to read now.
+        if ((page.Records ?? []).length === 0) await this.sleep(this.settings.pollIntervalMs);
       }
     }
   }
