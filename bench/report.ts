@@ -11,6 +11,9 @@ import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
 import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
 import type { Summary } from './lib';
+import type { ScaleRun } from './scale';
+import type { EmulatorFigures } from './scale/emulator';
+import type { ScaleSimRun } from './scaleSim';
 
 export interface Report {
   date: string;
@@ -26,6 +29,9 @@ export interface Report {
   latency?: LatencyFigures;
   cost?: CostFigures;
   throughput?: ThroughputFigures[];
+  scale?: ScaleRun[];
+  scaleSim?: ScaleSimRun[];
+  emulator?: EmulatorFigures[];
 }
 
 /** The page the figures are written to. */

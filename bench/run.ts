@@ -4,6 +4,8 @@
  * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted). The protocol section's runs:
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
+ * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
+ * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
@@ -16,11 +18,24 @@ import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
 import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from './report';
 import { failoverBench, reshardBench } from './resharding';
+import { parseSizes, scaleBench } from './scale';
+import { emulatorBench } from './scale/emulator';
+import { scaleSimBench } from './scaleSim';
 import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const ALL_SECTIONS = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput'];
+const ALL_SECTIONS = [
+  'protocol',
+  'reshard',
+  'failover',
+  'latency',
+  'cost',
+  'throughput',
+  'scale',
+  'scaleSim',
+  'emulator',
+];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -74,6 +89,35 @@ async function main(): Promise<void> {
           responders: responders as Responder[],
         },
         log,
+      );
+    }
+    if (has('scaleSim'))
+      report.scaleSim = await scaleSimBench(
+        parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,512x32,1024x32')),
+        log,
+      );
+    if (has('scale') || has('emulator')) {
+      // A separate emulator: the scale runs leave hundreds of shards behind.
+      await withEmulator(
+        () => startKinesisLocal({ shardLimit: 20_000 }),
+        async (server, client) => {
+          if (has('emulator'))
+            report.emulator = await emulatorBench(
+              client,
+              list('SCALE_EMULATOR', QUICK ? '16,64' : '16,64,256,512').map(Number),
+              QUICK ? 3 : 20,
+              log,
+            );
+          if (has('scale'))
+            report.scale = await scaleBench(
+              parseSizes(process.env.SCALE ?? (QUICK ? '8x2' : '16x4,64x8')),
+              zk,
+              server,
+              client,
+              QUICK,
+              log,
+            );
+        },
       );
     }
     if (has('reshard') || has('failover') || has('latency') || has('cost') || has('throughput')) {

@@ -8,6 +8,8 @@ export interface KinesisServer {
   endpoint: string;
   region: string;
   logFile: string;
+  /** The emulator process's pid (its CPU read from /proc by the benchmarks). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -32,7 +34,8 @@ const DURATION_VARIABLES = [
   'STOP_STREAM_ENCRYPTION_DURATION',
 ];
 
-export async function startKinesisLocal(): Promise<KinesisServer> {
+/** `shardLimit`: the account's open shard limit (the scale benchmark raises it). */
+export async function startKinesisLocal(options: { shardLimit?: number } = {}): Promise<KinesisServer> {
   const main = require.resolve('kinesis-local/main.js');
   const port = await freePort();
   let tlsPort = await freePort();
@@ -43,7 +46,7 @@ export async function startKinesisLocal(): Promise<KinesisServer> {
     // The TLS listener cannot be turned off, so it needs a port and its certificate too.
     KINESIS_MOCK_TLS_PORT: String(tlsPort),
     KINESIS_MOCK_CERT_PATH: join(dirname(main), 'server.json'),
-    SHARD_LIMIT: '1000',
+    SHARD_LIMIT: String(options.shardLimit ?? 1000),
     AWS_REGION: REGION,
     // WARN keeps rejected requests (useful when a test fails) and drops the INFO startup chatter.
     LOG_LEVEL: 'WARN',
@@ -80,7 +83,7 @@ async function launch(
     return status !== undefined && healthy(status);
   };
   await waitUntilReady(`${name} on port ${port}`, child, logFile, probe, START_TIMEOUT_MS);
-  return { endpoint, region: REGION, logFile, stop: () => stopProcess(child) };
+  return { endpoint, region: REGION, logFile, pid: child.pid ?? 0, stop: () => stopProcess(child) };
 }
 
 function httpStatus(url: string): Promise<number | undefined> {
