@@ -14,6 +14,7 @@ import type { Summary } from './lib';
 import type { ScaleRun } from './scale';
 import type { EmulatorFigures } from './scale/emulator';
 import type { ScaleSimRun } from './scaleSim';
+import { scaleSections } from './scale/report';
 
 export interface Report {
   date: string;
@@ -140,6 +141,7 @@ function sections(r: Report): string[] {
       '|---|---|',
       ...rows,
     );
+  out.push(...scaleSections(r));
   return out;
 }
 
@@ -153,7 +155,17 @@ if (require.main === module) {
   if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
   const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
   const merged: Report = Object.assign({}, ...reports);
-  const sections = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput'] as const;
+  const sections = [
+    'protocol',
+    'reshard',
+    'failover',
+    'latency',
+    'cost',
+    'throughput',
+    'scale',
+    'scaleSim',
+    'emulator',
+  ] as const;
   /** The report each section is taken from: the last that has it. */
   const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);
   const latest = reports[reports.length - 1];

@@ -70,6 +70,8 @@ export interface ScaleRun {
   halve: PickupFigures;
   kill: { orphans: number; firstEmitMs: Summary; unread: number; breakdown: PickupBreakdown };
   /** The benchmark process (driver, proxies, producer): CPU share of one core over the run, event-loop delay. */
+  /** Per task, over the whole run. */
+  perTaskCalls: { listShards: Summary; getShardIterator: Summary; zkRequests: Summary };
   harness: { cpuPercent: number; loopDelayP99Ms: number; loopDelayMaxMs: number };
   servers: { zooKeeperCpuPercent: number; kinesisCpuPercent: number };
   records: { put: number; lost: number; duplicates: number; putFailures: number };
@@ -194,6 +196,11 @@ export async function scaleRun(
       double,
       halve,
       kill,
+      perTaskCalls: {
+        listShards: summarize(world.tasks.map((t) => t.kinesis.counts().ListShards ?? 0)),
+        getShardIterator: summarize(world.tasks.map((t) => t.kinesis.counts().GetShardIterator ?? 0)),
+        zkRequests: summarize(world.tasks.map((t) => t.zk.events.length)),
+      },
       harness: {
         cpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / wall) * 100),
         loopDelayP99Ms: Math.round(delay.percentile(99) / 1e6),

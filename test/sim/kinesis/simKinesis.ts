@@ -44,6 +44,11 @@ export interface KinesisCalls {
 
 export class SimKinesis {
   readonly calls: KinesisCalls = { total: 0, faults: 0 };
+  /**
+   * Longest ListShards page: 1–4 shards (drawn) by default, so listings page often; the scale benchmark
+   * sets Kinesis's 1,000. The draw is made either way, so a seed replays the same run.
+   */
+  maxPageSize = 4;
 
   constructor(
     private readonly loop: SimLoop,
@@ -163,7 +168,8 @@ export class SimKinesis {
       after = input.ExclusiveStartShardId;
     }
     const ids = [...this.stream.shards.keys()].sort().filter((id) => after === undefined || id > after);
-    const pageSize = Math.min(input.MaxResults ?? 1000, this.rng.int(1, 4));
+    const drawn = this.rng.int(1, 4);
+    const pageSize = Math.min(input.MaxResults ?? 1000, this.maxPageSize > 4 ? this.maxPageSize : drawn);
     const page = ids.slice(offset, offset + pageSize);
     const more = offset + pageSize < ids.length;
     return {
