@@ -71,6 +71,13 @@ export interface PickupBreakdown {
   slowestTask: { zkRequests: number; zkRttSumMs: number; getChildrenLeases: number };
   listShards: number;
   getShardIterator: number;
+  /**
+   * Tasks that logged "not emitting ... ZooKeeper has not confirmed this process's session recently enough"
+   * in the window (the warning is rate-limited: a task that lost trust, not how often).
+   */
+  untrustedTasks: number;
+  /** The spout's own "shard assignment took N ms" warnings in the window (slow rounds): how many, the longest. */
+  slowRounds: { count: number; maxMs: number };
   kinesisRttMs: Record<string, { median: number; p99: number; n: number }>;
 }
 
@@ -117,7 +124,21 @@ export function pickupBreakdown(world: ScaleWorld, shards: string[], from: numbe
     if (values.length)
       kinesisRttMs[op] = { median: ms(percentile(values, 50)), p99: ms(percentile(values, 99)), n: values.length };
   }
+  const wallFrom = performance.timeOrigin + from;
+  const wallTo = performance.timeOrigin + end;
+  const untrustedTasks = world.tasks.filter((t) =>
+    t.driver.logs.some((l) => l.at >= wallFrom && l.at < wallTo && /^not emitting from .*trust/.test(l.msg)),
+  ).length;
+  const rounds = world.tasks.flatMap((t) =>
+    t.driver.logs
+      .filter((l) => l.at >= wallFrom && l.at < wallTo)
+      .map((l) => /^shard assignment took (\d+) ms/.exec(l.msg))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1])),
+  );
   return {
+    untrustedTasks,
+    slowRounds: { count: rounds.length, maxMs: rounds.length ? Math.max(...rounds) : 0 },
     toFirstIteratorMs: summarize(toIterator.map(ms)),
     iteratorToEmitMs: summarize(toEmit.map(ms)),
     firstNotificationMs: notifications.length ? ms(Math.min(...notifications) - from) : undefined,

@@ -17,7 +17,7 @@ function breakdownLine(what: string, b: PickupBreakdown): string {
     `| ${what} | ${s(b.toFirstIteratorMs.median)} / ${s(b.toFirstIteratorMs.max)} | ${s(b.iteratorToEmitMs.median)} / ${s(b.iteratorToEmitMs.max)} | ` +
     `${s(b.firstNotificationMs)} | ${s(b.firstListShardsMs)} | ${b.zkReads} / ${b.zkWrites} | ${b.zkRttMs.median} / ${b.zkRttMs.p99} | ` +
     `${b.slowestTask.zkRequests} (${b.slowestTask.getChildrenLeases}; ${b.slowestTask.zkRttSumMs} ms) | ${b.listShards} / ${b.getShardIterator} | ` +
-    `${rtt('ListShards')} | ${rtt('GetShardIterator')} | ${rtt('GetRecords')} |`
+    `${rtt('ListShards')} | ${rtt('GetShardIterator')} | ${rtt('GetRecords')} | ${b.untrustedTasks ?? '—'} | ${b.slowRounds ? `${b.slowRounds.count} (${s(b.slowRounds.maxMs)})` : '—'} |`
   );
 }
 
@@ -60,10 +60,10 @@ export function scaleSections(r: {
       '',
       'Where the time goes (from the proxies: each shard from the event to its first GetShardIterator, i.e. found and taken, then to its first emit; ' +
         'the first watch notification and ListShards any task got or made; ZooKeeper requests of all tasks, their round trips through the proxy; ' +
-        'the requests of the task whose shard came last, with its `getChildren leases/` reads and the sum of its round trips; Kinesis round trips median/p99 ms):',
+        'the requests of the task whose shard came last, with its `getChildren leases/` reads and the sum of its round trips (concurrent requests overlap); Kinesis round trips median/p99 ms; tasks that logged they emit nothing because ZooKeeper had not confirmed their session recently enough; the spout’s own “shard assignment took N ms” warnings):',
       '',
-      '| size, event | → first GetShardIterator (median / max) | → first emit (median / max) | first watch fired | first ListShards | ZooKeeper reads / writes | ZooKeeper round trip ms (median / p99) | slowest task: ZooKeeper requests (getChildren leases/; round trips) | ListShards / GetShardIterator | ListShards ms | GetShardIterator ms | GetRecords ms |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| size, event | → first GetShardIterator (median / max) | → first emit (median / max) | first watch fired | first ListShards | ZooKeeper reads / writes | ZooKeeper round trip ms (median / p99) | slowest task: ZooKeeper requests (getChildren leases/; round trips) | ListShards / GetShardIterator | ListShards ms | GetShardIterator ms | GetRecords ms | tasks not trusting their session | slow rounds logged (longest) |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const x of r.scale) {
       out.push(breakdownLine(`${x.shards}×${x.tasks} start`, x.startBreakdown));
