@@ -46,7 +46,7 @@ export async function fanOutLatencyBench(
 ): Promise<NonNullable<FanOutFigures['latency']>> {
   const front = await startFanOutServer(kinesis.endpoint);
   try {
-    const via = { endpoint: front.endpoint, region: kinesis.region, logFile: kinesis.logFile, stop: kinesis.stop };
+    const via = { ...kinesis, endpoint: front.endpoint };
     const polling = await latencyBench(zk, via, client, samples, log, { label: 'polling', overrides: {} });
     const fanOut = await latencyBench(zk, via, client, samples, log, {
       label: 'fanOut',

@@ -13,6 +13,10 @@ import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
 import type { Summary } from './lib';
 import type { IdleMemoryRun } from './idleMemory';
+import type { ScaleRun } from './scale';
+import type { EmulatorFigures } from './scale/emulator';
+import type { ScaleSimRun } from './scaleSim';
+import { scaleSections } from './scale/report';
 
 export interface Report {
   date: string;
@@ -31,6 +35,9 @@ export interface Report {
   fanOut?: FanOutFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
+  scale?: ScaleRun[];
+  scaleSim?: ScaleSimRun[];
+  emulator?: EmulatorFigures[];
 }
 
 /** The page the figures are written to. */
@@ -140,6 +147,7 @@ function sections(r: Report): string[] {
       ...rows,
     );
   if (r.fanOut) out.push('', ...fanOutSection(r.fanOut));
+  out.push(...scaleSections(r));
   return out;
 }
 
@@ -174,7 +182,18 @@ if (require.main === module) {
   if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
   const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
   const merged: Report = Object.assign({}, ...reports);
-  const sections = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut'] as const;
+  const sections = [
+    'protocol',
+    'reshard',
+    'failover',
+    'latency',
+    'cost',
+    'throughput',
+    'fanOut',
+    'scale',
+    'scaleSim',
+    'emulator',
+  ] as const;
   /** The report each section is taken from: the last that has it. */
   const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);
   const latest = reports[reports.length - 1];

@@ -5,6 +5,8 @@
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
+ * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
+ * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
@@ -19,11 +21,26 @@ import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from './report';
 import { failoverBench, reshardBench } from './resharding';
 import { decodeBench, fanOutLatencyBench } from './fanOut';
 import { idleMemoryBench } from './idleMemory';
+import { parseSizes, scaleBench } from './scale';
+import { emulatorBench } from './scale/emulator';
+import { scaleSimBench } from './scaleSim';
 import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const ALL_SECTIONS = ['protocol', 'reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'idleMemory'];
+const ALL_SECTIONS = [
+  'protocol',
+  'reshard',
+  'failover',
+  'latency',
+  'cost',
+  'throughput',
+  'fanOut',
+  'idleMemory',
+  'scale',
+  'scaleSim',
+  'emulator',
+];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -81,6 +98,35 @@ async function main(): Promise<void> {
     }
     if (has('fanOut'))
       report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };
+    if (has('scaleSim'))
+      report.scaleSim = await scaleSimBench(
+        parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,512x32,1024x32')),
+        log,
+      );
+    if (has('scale') || has('emulator')) {
+      // A separate emulator: the scale runs leave hundreds of shards behind.
+      await withEmulator(
+        () => startKinesisLocal({ shardLimit: 20_000 }),
+        async (server, client) => {
+          if (has('emulator'))
+            report.emulator = await emulatorBench(
+              client,
+              list('SCALE_EMULATOR', QUICK ? '16,64' : '16,64,256,512').map(Number),
+              QUICK ? 3 : 20,
+              log,
+            );
+          if (has('scale'))
+            report.scale = await scaleBench(
+              parseSizes(process.env.SCALE ?? (QUICK ? '8x2' : '16x4,64x8')),
+              zk,
+              server,
+              client,
+              QUICK,
+              log,
+            );
+        },
+      );
+    }
     const onKinesisLocal = ['reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'idleMemory'];
     if (onKinesisLocal.some(has)) {
       await withEmulator(startKinesisLocal, async (server, client) => {

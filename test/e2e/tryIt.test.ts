@@ -64,7 +64,7 @@ test('docs/try-it.md works as written: a topology of your own in LocalCluster re
       .map(([, name, value]) => [name, value]),
   );
   expect(settings).toHaveProperty('INITIALIZE_STREAMS');
-  kinesis = await startKinesisLocal(settings);
+  kinesis = await startKinesisLocal({ env: settings });
   const port = new URL(kinesis.endpoint).port;
 
   for (const block of blocks.filter((b) => b.file)) {

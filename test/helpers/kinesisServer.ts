@@ -8,6 +8,8 @@ export interface KinesisServer {
   endpoint: string;
   region: string;
   logFile: string;
+  /** The emulator process's pid (its CPU read from /proc by the benchmarks). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -32,8 +34,13 @@ const DURATION_VARIABLES = [
   'STOP_STREAM_ENCRYPTION_DURATION',
 ];
 
-/** kinesis-local on free ports; `extraEnv` adds its own settings (e.g. `INITIALIZE_STREAMS`). */
-export async function startKinesisLocal(extraEnv: NodeJS.ProcessEnv = {}): Promise<KinesisServer> {
+/**
+ * kinesis-local on free ports. `shardLimit`: the account's open shard limit (the scale benchmark raises it);
+ * `env`: further settings of its own (e.g. `INITIALIZE_STREAMS`).
+ */
+export async function startKinesisLocal(
+  options: { shardLimit?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<KinesisServer> {
   const main = require.resolve('kinesis-local/main.js');
   const port = await freePort();
   let tlsPort = await freePort();
@@ -44,14 +51,14 @@ export async function startKinesisLocal(extraEnv: NodeJS.ProcessEnv = {}): Promi
     // The TLS listener cannot be turned off, so it needs a port and its certificate too.
     KINESIS_MOCK_TLS_PORT: String(tlsPort),
     KINESIS_MOCK_CERT_PATH: join(dirname(main), 'server.json'),
-    SHARD_LIMIT: '1000',
+    SHARD_LIMIT: String(options.shardLimit ?? 1000),
     AWS_REGION: REGION,
     // WARN keeps rejected requests (useful when a test fails) and drops the INFO startup chatter.
     LOG_LEVEL: 'WARN',
     SHOULD_PERSIST_DATA: 'false',
   };
   for (const name of DURATION_VARIABLES) env[name] = TRANSITION;
-  Object.assign(env, extraEnv);
+  Object.assign(env, options.env);
 
   return launch('kinesis-local', process.execPath, [main], env, port, (status) => status === 200);
 }
@@ -82,7 +89,7 @@ async function launch(
     return status !== undefined && healthy(status);
   };
   await waitUntilReady(`${name} on port ${port}`, child, logFile, probe, START_TIMEOUT_MS);
-  return { endpoint, region: REGION, logFile, stop: () => stopProcess(child) };
+  return { endpoint, region: REGION, logFile, pid: child.pid ?? 0, stop: () => stopProcess(child) };
 }
 
 function httpStatus(url: string): Promise<number | undefined> {

@@ -19,6 +19,8 @@ export interface ZooKeeperServer {
   port: number;
   dataDir: string;
   logFile: string;
+  /** The server process's pid (its CPU and memory read from /proc by the benchmarks); 0 when not running. */
+  readonly pid: number;
   stop(): Promise<void>;
   /** Stops and starts again on the same port and dataDir, so znodes (and unexpired sessions) survive. */
   restart(): Promise<void>;
@@ -81,6 +83,9 @@ export async function startZooKeeper(
     port,
     dataDir,
     logFile,
+    get pid() {
+      return child?.pid ?? 0;
+    },
     stop,
     async restart() {
       await stop();

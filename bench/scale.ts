@@ -1,0 +1,243 @@
+/**
+ * The scale benchmark: S shards read by T spout processes (real ZooKeeper, kinesis-local, session timeout
+ * 6 s, one record put to every open shard every 0.5 s, every emit acked), for each size of SCALE (default
+ * 16x4,64x8; BENCH_QUICK: 8x2). Per size, in order:
+ *   start      every task started at once: time to every open shard emitted, and to leases balanced
+ *   busy       a 10 s window with records flowing: per task ZooKeeper reads/writes per second, Kinesis calls
+ *   idle       the producer paused: per task RSS, CPU, ZooKeeper and Kinesis calls per second
+ *   double     UpdateShardCount S -> 2S while records flow: every new shard's first emit, from the moment
+ *              the emulator reports the stream ACTIVE with 2S open shards (min/median/max)
+ *   halve      UpdateShardCount 2S -> S, the same
+ *   kill       SIGKILL of one task: each of its shards' first emit by another task after the kill
+ * and throughout: the harness's own CPU (driver, proxies, producer) and event-loop delay, the servers' CPU,
+ * nothing lost. ZooKeeper requests are counted by a proxy per task that decodes the wire protocol
+ * (bench/scale/zkCounter.ts), Kinesis calls by a proxy per task reading X-Amz-Target (kinesisCounter.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import { createStream } from '../test/helpers/kinesisAdmin';
+import type { KinesisServer } from '../test/helpers/kinesisServer';
+import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
+import { cpuMicros, sleep, summarize, type Summary } from './lib';
+import { pickupBreakdown, windowCounts, type PickupBreakdown, type WindowCounts } from './scale/breakdown';
+import { ScaleWorld } from './scale/world';
+
+export interface ScaleSize {
+  shards: number;
+  tasks: number;
+}
+
+/** `16x4,64x8` -> sizes; a clear error naming SCALE otherwise. */
+export function parseSizes(text: string): ScaleSize[] {
+  return text
+    .split(',')
+    .filter(Boolean)
+    .map((part) => {
+      const match = /^(\d+)x(\d+)$/.exec(part.trim());
+      if (!match || Number(match[2]) < 2 || Number(match[1]) < Number(match[2]))
+        throw new Error(`SCALE: "${part}" is not <shards>x<tasks> with tasks >= 2 and shards >= tasks (e.g. 64x8)`);
+      return { shards: Number(match[1]), tasks: Number(match[2]) };
+    });
+}
+
+export interface PickupFigures {
+  from: number;
+  to: number;
+  /** UpdateShardCount call -> the emulator reporting ACTIVE with the new count. */
+  emulatorMs: number;
+  /** Every new shard's first emit after ACTIVE. */
+  firstEmitMs: Summary;
+  /** New shards not emitted within the timeout. */
+  unread: number;
+  breakdown: PickupBreakdown;
+}
+
+export interface ScaleRun {
+  shards: number;
+  tasks: number;
+  loadAverage: { before: number[]; after: number[] };
+  /** Last task's pid handshake -> every open shard emitted; and from the first task's start. */
+  allEmittedMs: { fromLastStart: number | undefined; fromFirstStart: number | undefined };
+  balancedMs: number | undefined;
+  /** The tasks' start spread (first to last pid). */
+  startSpreadMs: number;
+  startBreakdown: PickupBreakdown;
+  busy: WindowCounts;
+  idle: WindowCounts;
+  double: PickupFigures;
+  halve: PickupFigures;
+  kill: { orphans: number; firstEmitMs: Summary; unread: number; breakdown: PickupBreakdown };
+  /** The benchmark process (driver, proxies, producer): CPU share of one core over the run, event-loop delay. */
+  /** Per task, over the whole run. */
+  perTaskCalls: { listShards: Summary; getShardIterator: Summary; zkRequests: Summary };
+  harness: { cpuPercent: number; loopDelayP99Ms: number; loopDelayMaxMs: number };
+  servers: { zooKeeperCpuPercent: number; kinesisCpuPercent: number };
+  records: { put: number; lost: number; duplicates: number; putFailures: number };
+}
+
+const round = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));
+
+async function pickup(
+  world: ScaleWorld,
+  from: number,
+  to: number,
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<PickupFigures> {
+  const before = new Set(world.open.map((s) => s.shardId));
+  const { calledAt, activeAt } = await world.updateShardCount(to);
+  const fresh = world.open.map((s) => s.shardId).filter((s) => !before.has(s));
+  await world.until(() => fresh.every((s) => world.firstEmit(s, activeAt) !== undefined), timeoutMs);
+  const firsts = fresh.map((s) => world.firstEmit(s, activeAt)).filter((t): t is number => t !== undefined);
+  const figures: PickupFigures = {
+    from,
+    to,
+    emulatorMs: Math.round(activeAt - calledAt),
+    firstEmitMs: summarize(firsts.map((t) => t - activeAt)),
+    unread: fresh.length - firsts.length,
+    breakdown: pickupBreakdown(world, fresh, activeAt, Math.max(...firsts, activeAt)),
+  };
+  log(
+    `scale ${world.stream}: ${from} -> ${to}: emulator ACTIVE after ${figures.emulatorMs} ms; new shards' first emit ` +
+      `${figures.firstEmitMs.min}/${figures.firstEmitMs.median}/${figures.firstEmitMs.max} ms (min/median/max), ${figures.unread} unread`,
+  );
+  return figures;
+}
+
+export async function scaleRun(
+  size: ScaleSize,
+  zk: ZooKeeperServer,
+  server: KinesisServer,
+  client: KinesisClient,
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<ScaleRun> {
+  const { shards, tasks } = size;
+  const loadBefore = loadavg().map((x) => Math.round(x * 100) / 100);
+  const stream = `bench-scale-${shards}x${tasks}-${randomUUID().slice(0, 8)}`;
+  await createStream(client, stream, shards);
+  const world = new ScaleWorld(zk, server, client, stream, `scale-${shards}x${tasks}`, {});
+  await world.relist();
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const wallStart = performance.now();
+  const cpuStart = process.cpuUsage();
+  const servers0 = { zk: cpuMicros(zk.pid), kinesis: cpuMicros(server.pid) };
+  const timeout = quick ? 60_000 : 300_000;
+  const windowMs = quick ? 2_000 : 10_000;
+  try {
+    world.startProducer();
+    const firstStart = performance.now();
+    await world.startTasks(tasks);
+    const lastStart = Math.max(...world.tasks.map((t) => t.startedAt));
+    const everyShard = () => world.open.every((s) => world.firstEmit(s.shardId, 0) !== undefined);
+    const allAt = await world.until(everyShard, timeout);
+    const balancedAt = await world.until(() => world.balanced(), timeout);
+    const startBreakdown = pickupBreakdown(
+      world,
+      world.open.map((s) => s.shardId),
+      lastStart,
+      allAt ?? performance.now(),
+    );
+    log(
+      `scale ${shards}x${tasks}: every shard emitted ${round(allAt && allAt - lastStart)} ms after the last task started ` +
+        `(${round(allAt && allAt - firstStart)} ms after the first); balanced after ${round(balancedAt && balancedAt - lastStart)} ms`,
+    );
+    await sleep(1_000);
+    const busy = await windowCounts(world, windowMs);
+    world.pauseProducer();
+    await sleep(quick ? 1_000 : 3_000);
+    const idle = await windowCounts(world, windowMs);
+    world.startProducer();
+    await sleep(1_000);
+    const double = await pickup(world, shards, shards * 2, timeout, log);
+    await world.until(() => world.balanced(), quick ? 10_000 : 60_000);
+    await sleep(1_000);
+    const halve = await pickup(world, shards * 2, shards, timeout, log);
+    await world.until(() => world.balanced(), quick ? 10_000 : 60_000);
+    await sleep(2_000);
+    const victim = world.tasks[1];
+    const orphans = world.open.map((s) => s.shardId).filter((s) => world.lastEmitter(s) === victim.driver.pid);
+    victim.driver.signal('SIGKILL');
+    victim.alive = false;
+    const killedAt = performance.now();
+    const resumed = () => orphans.map((s) => world.firstEmit(s, killedAt, victim.driver.pid));
+    await world.until(() => resumed().every((t) => t !== undefined), timeout);
+    const times = resumed().filter((t): t is number => t !== undefined);
+    const kill = {
+      orphans: orphans.length,
+      firstEmitMs: summarize(times.map((t) => t - killedAt)),
+      unread: orphans.length - times.length,
+      breakdown: pickupBreakdown(world, orphans, killedAt, Math.max(...times, killedAt)),
+    };
+    log(
+      `scale ${shards}x${tasks}: SIGKILL of a task holding ${orphans.length} shard(s): emitted again after ${kill.firstEmitMs.median}/${kill.firstEmitMs.max} ms (median/max)`,
+    );
+    world.pauseProducer();
+    await world.until(() => world.lost() === 0, 60_000);
+    const wall = performance.now() - wallStart;
+    const cpu = process.cpuUsage(cpuStart);
+    delay.disable();
+    const run: ScaleRun = {
+      shards,
+      tasks,
+      loadAverage: { before: loadBefore, after: loadavg().map((x) => Math.round(x * 100) / 100) },
+      allEmittedMs: {
+        fromLastStart: round(allAt && allAt - lastStart),
+        fromFirstStart: round(allAt && allAt - firstStart),
+      },
+      balancedMs: round(balancedAt && balancedAt - lastStart),
+      startSpreadMs: Math.round(lastStart - Math.min(...world.tasks.map((t) => t.startedAt))),
+      startBreakdown,
+      busy,
+      idle,
+      double,
+      halve,
+      kill,
+      perTaskCalls: {
+        listShards: summarize(world.tasks.map((t) => t.kinesis.counts().ListShards ?? 0)),
+        getShardIterator: summarize(world.tasks.map((t) => t.kinesis.counts().GetShardIterator ?? 0)),
+        zkRequests: summarize(world.tasks.map((t) => t.zk.events.length)),
+      },
+      harness: {
+        cpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / wall) * 100),
+        loopDelayP99Ms: Math.round(delay.percentile(99) / 1e6),
+        loopDelayMaxMs: Math.round(delay.max / 1e6),
+      },
+      servers: {
+        zooKeeperCpuPercent: Math.round(((cpuMicros(zk.pid) - servers0.zk) / 1000 / wall) * 100),
+        kinesisCpuPercent: Math.round(((cpuMicros(server.pid) - servers0.kinesis) / 1000 / wall) * 100),
+      },
+      records: {
+        put: world.putIds.size,
+        lost: world.lost(),
+        duplicates: world.emitCount - world.emittedIds.size,
+        putFailures: world.putFailures,
+      },
+    };
+    log(
+      `scale ${shards}x${tasks}: harness ${run.harness.cpuPercent} % CPU (loop delay p99 ${run.harness.loopDelayP99Ms} ms), ` +
+        `ZooKeeper ${run.servers.zooKeeperCpuPercent} %, kinesis-local ${run.servers.kinesisCpuPercent} %; ` +
+        `${run.records.put} records put, ${run.records.lost} lost, ${run.records.duplicates} duplicates; load ${run.loadAverage.after.join(' ')}`,
+    );
+    return run;
+  } finally {
+    delay.disable();
+    await world.stop();
+  }
+}
+
+export async function scaleBench(
+  sizes: ScaleSize[],
+  zk: ZooKeeperServer,
+  server: KinesisServer,
+  client: KinesisClient,
+  quick: boolean,
+  log: (line: string) => void,
+): Promise<ScaleRun[]> {
+  const runs: ScaleRun[] = [];
+  for (const size of sizes) runs.push(await scaleRun(size, zk, server, client, quick, log));
+  return runs;
+}

@@ -1,0 +1,296 @@
+/**
+ * The scale benchmark in the simulation (test/sim): the real Coordinator and KinesisSpout of T tasks on
+ * the in-memory ZooKeeper and Kinesis, on a virtual clock, no faults, no shard limit; `next` driven as
+ * ShellSpout drives it and every emit acked 1 ms later; one record put to every open shard every 0.5 s;
+ * session timeout 6 s, other settings default; ListShards pages of up to 1,000 shards (as Kinesis's). The
+ * same figures as bench/scale.ts, in virtual time: start -> every shard emitted and leases balanced; every
+ * open shard split at once (a doubling, "ACTIVE" at that instant) and every pair of siblings merged back
+ * (a halving): each new shard's first emit; one task killed (its session abandoned, expiring on the
+ * server): each of its shards' first emit elsewhere. Plus the ZooKeeper requests and Kinesis calls of each
+ * phase, and the wall and CPU time the run cost here.
+ */
+import { loadConfig } from '../src/config/config';
+import { FaultPlan, NO_FAULTS } from '../test/sim/faults';
+import { SimKinesis } from '../test/sim/kinesis/simKinesis';
+import { SimStream, type SimShard } from '../test/sim/kinesis/simStream';
+import { Random } from '../test/sim/random';
+import { APPLICATION, ROOT, STREAM, WALL_BASE_MS } from '../test/sim/simConfig';
+import { launchProcess, type ProcessWorld, type SpoutProcess } from '../test/sim/spoutProcess';
+import { Owner, SimLoop } from '../test/sim/virtualTime';
+import type { Request } from '../test/sim/zooKeeper/zkServer';
+import { ZkServer } from '../test/sim/zooKeeper/zkServer';
+import type { KinesisApi } from '../src/kinesis/client';
+import { summarize, type Summary } from './lib';
+import type { ScaleSize } from './scale';
+
+const SESSION_TIMEOUT_MS = 6_000;
+const PUT_EVERY_MS = 500;
+
+export interface SimPhase {
+  /** Virtual ms from the event to every shard concerned emitted (undefined: not within the bound). */
+  allMs: number | undefined;
+  firstEmitMs: Summary;
+  unread: number;
+  /** ZooKeeper requests and Kinesis calls by every task from the event to the last first emit. */
+  zkRequests: Record<string, number>;
+  kinesisCalls: Record<string, number>;
+}
+
+export interface ScaleSimRun {
+  shards: number;
+  tasks: number;
+  start: SimPhase & { balancedMs: number | undefined };
+  double: SimPhase;
+  halve: SimPhase;
+  /** `sessionExpiredMs`: the kill -> the server expiring the victim's session (its last contact + the timeout). */
+  kill: SimPhase & { orphans: number; sessionExpiredMs: number | undefined };
+  records: { put: number; lost: number };
+  /** What the run cost on this machine. */
+  wallSeconds: number;
+  cpuSeconds: number;
+  virtualSeconds: number;
+}
+
+class SimScale {
+  readonly loop = new SimLoop();
+  readonly world = new Owner('world');
+  readonly server = new ZkServer(this.loop, new Owner('zk'), (what) => {
+    if (/^session \S+ expired/.test(what)) this.expiries.push(this.loop.now);
+  });
+  /** When the server expired a session (virtual ms). */
+  readonly expiries: number[] = [];
+  producing = true;
+  readonly stream: SimStream;
+  readonly processes: SpoutProcess[] = [];
+  /** Per shard, every emit: [virtual ms, slot]. */
+  readonly emits = new Map<string, [number, number][]>();
+  readonly acked = new Set<string>();
+  put = 0;
+  zk: Record<string, number> = {};
+  kinesis: Record<string, number> = {};
+  private sequence = 10n ** 50n;
+
+  constructor(
+    shards: number,
+    readonly tasks: number,
+  ) {
+    this.stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, shards, () => WALL_BASE_MS + this.loop.now);
+    const plan = new FaultPlan(new Random(1, 'faults'), { ...NO_FAULTS });
+    const simKinesis = new SimKinesis(this.loop, this.stream, plan, new Random(1, 'shape'), () => undefined);
+    simKinesis.maxPageSize = 1_000;
+    const apply = this.server.apply.bind(this.server);
+    this.server.apply = (sessionId: string, request: Request, readAt?: number) => {
+      this.zk[request.op] = (this.zk[request.op] ?? 0) + 1;
+      return apply(sessionId, request, readAt);
+    };
+    const counted = {
+      clientFor: (owner: Owner): KinesisApi => {
+        const inner = simKinesis.clientFor(owner);
+        const send = (command: unknown, options?: unknown) => {
+          const name = (command as object).constructor.name.replace(/Command$/, '');
+          this.kinesis[name] = (this.kinesis[name] ?? 0) + 1;
+          return (inner.send as (c: unknown, o?: unknown) => Promise<unknown>)(command, options);
+        };
+        return { send } as unknown as KinesisApi;
+      },
+    };
+    const config = loadConfig({
+      'kinesis.spout': {
+        streamName: STREAM,
+        region: 'us-east-1',
+        applicationName: APPLICATION,
+        initialPosition: 'TRIM_HORIZON',
+        zookeeper: { connect: 'sim:2181', sessionTimeoutMs: SESSION_TIMEOUT_MS, root: ROOT },
+      },
+    });
+    const world: ProcessWorld = {
+      seed: 1,
+      loop: this.loop,
+      config,
+      taskCount: tasks,
+      server: this.server,
+      kinesis: counted as unknown as SimKinesis,
+      plan,
+      hooks: () => ({ trace: () => undefined, watchers: () => undefined }),
+      logger: () => ({ log: () => undefined, error: () => undefined }),
+    };
+    for (let slot = 0; slot < tasks; slot += 1) {
+      const p = launchProcess(world, slot, slot);
+      this.processes.push(p);
+      // A deploy: every task within 100 ms.
+      this.loop.after(this.world, (slot * 37) % 100, () => {
+        p.coordinator.start();
+        this.driveNext(p);
+      });
+    }
+    const produce = () => {
+      if (this.producing) for (const shard of this.stream.open()) this.putTo(shard);
+      this.loop.after(this.world, PUT_EVERY_MS, produce);
+    };
+    this.loop.after(this.world, 0, produce);
+  }
+
+  private putTo(shard: SimShard): void {
+    this.sequence += 1_000n;
+    shard.records.push({
+      shardId: shard.shardId,
+      sequenceNumber: this.sequence.toString(),
+      partitionKey: shard.shardId,
+      data: Buffer.from('x'),
+      arrivalMs: this.stream.wallNow(),
+      users: 0,
+    });
+    this.put += 1;
+  }
+
+  /** As ShellSpout: `next` in a loop, a pause when nothing came; each emit acked 1 ms later. */
+  private driveNext(p: SpoutProcess): void {
+    let idle = 0;
+    const tick = () => {
+      let emitted = 0;
+      p.spout.next({
+        emit: (id: string) => {
+          emitted += 1;
+          const shard = id.split(':')[0];
+          const list = this.emits.get(shard) ?? [];
+          list.push([this.loop.now, p.slot]);
+          this.emits.set(shard, list);
+          this.loop.after(p.owner, 1, () => {
+            this.acked.add(id);
+            p.spout.ack(id);
+          });
+        },
+      } as never);
+      idle = emitted > 0 ? 0 : Math.min(idle + 1, 5);
+      this.loop.after(p.owner, emitted > 0 ? 2 : 5 * idle, tick);
+    };
+    this.loop.after(p.owner, 1, tick);
+  }
+
+  firstEmit(shard: string, since: number, notSlot?: number): number | undefined {
+    for (const [at, slot] of this.emits.get(shard) ?? []) if (at >= since && slot !== notSlot) return at;
+    return undefined;
+  }
+
+  lastEmitter(shard: string): number | undefined {
+    const list = this.emits.get(shard);
+    return list?.[list.length - 1]?.[1];
+  }
+
+  balanced(): boolean {
+    const live = this.processes.filter((p) => p.owner.alive);
+    const held = new Map(live.map((p) => [p.slot, 0]));
+    const open = this.stream.open();
+    for (const s of open) {
+      const slot = this.lastEmitter(s.shardId);
+      if (slot === undefined || !held.has(slot)) return false;
+      held.set(slot, held.get(slot)! + 1);
+    }
+    const low = Math.floor(open.length / live.length);
+    const high = Math.ceil(open.length / live.length);
+    return [...held.values()].every((n) => n >= low && n <= high);
+  }
+
+  /** Runs until `done` (checked every 100 virtual ms) or `boundMs` more: the virtual time it took. */
+  async runUntil(done: () => boolean, boundMs: number): Promise<number | undefined> {
+    const start = this.loop.now;
+    for (let t = start; t <= start + boundMs; t += 100) {
+      await this.loop.run(t, () => undefined);
+      if (done()) return this.loop.now - start;
+    }
+    return undefined;
+  }
+
+  async phase(shards: string[], since: number, notSlot: number | undefined, boundMs: number): Promise<SimPhase> {
+    this.zk = {};
+    this.kinesis = {};
+    const allMs = await this.runUntil(
+      () => shards.every((s) => this.firstEmit(s, since, notSlot) !== undefined),
+      boundMs,
+    );
+    const firsts = shards.map((s) => this.firstEmit(s, since, notSlot)).filter((t): t is number => t !== undefined);
+    return {
+      allMs,
+      firstEmitMs: summarize(firsts.map((t) => t - since)),
+      unread: shards.length - firsts.length,
+      zkRequests: this.zk,
+      kinesisCalls: this.kinesis,
+    };
+  }
+
+  lost(): number {
+    let lost = 0;
+    for (const shard of this.stream.shards.values())
+      for (const r of shard.records) if (!this.acked.has(`${r.shardId}:${r.sequenceNumber}`)) lost += 1;
+    return lost;
+  }
+}
+
+const openIds = (sim: SimScale) => sim.stream.open().map((s) => s.shardId);
+
+export async function scaleSimRun(size: ScaleSize, log: (line: string) => void): Promise<ScaleSimRun> {
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  const sim = new SimScale(size.shards, size.tasks);
+  const bound = 300_000;
+  const startPhase = await sim.phase(openIds(sim), 0, undefined, bound);
+  const balancedMs = await sim.runUntil(() => sim.balanced(), bound);
+  const start = { ...startPhase, balancedMs: balancedMs === undefined ? undefined : sim.loop.now };
+  await sim.runUntil(() => false, 3_000);
+
+  const doubleAt = sim.loop.now;
+  const children = sim.stream.open().flatMap((s) => sim.stream.split(s, 0).map((c) => c.shardId));
+  const double = await sim.phase(children, doubleAt, undefined, bound);
+  await sim.runUntil(() => sim.balanced(), 60_000);
+  await sim.runUntil(() => false, 2_000);
+
+  const halveAt = sim.loop.now;
+  const sorted = sim.stream.open().sort((a, b) => (a.startingHashKey < b.startingHashKey ? -1 : 1));
+  const merged: string[] = [];
+  for (let i = 0; i + 1 < sorted.length; i += 2) merged.push(sim.stream.merge(sorted[i], sorted[i + 1]).shardId);
+  const halve = await sim.phase(merged, halveAt, undefined, bound);
+  await sim.runUntil(() => sim.balanced(), 60_000);
+  await sim.runUntil(() => false, 2_000);
+
+  const victim = sim.processes[1];
+  const orphans = openIds(sim).filter((s) => sim.lastEmitter(s) === victim.slot);
+  victim.owner.state = { kind: 'dead' };
+  const killAt = sim.loop.now;
+  const killPhase = await sim.phase(orphans, killAt, victim.slot, bound);
+  const expiry = sim.expiries.find((t) => t >= killAt);
+  const kill = {
+    ...killPhase,
+    orphans: orphans.length,
+    sessionExpiredMs: expiry === undefined ? undefined : expiry - killAt,
+  };
+  sim.producing = false;
+  await sim.runUntil(() => sim.lost() === 0, 60_000);
+  const used = process.cpuUsage(cpu);
+  const run: ScaleSimRun = {
+    shards: size.shards,
+    tasks: size.tasks,
+    start,
+    double,
+    halve,
+    kill,
+    records: { put: sim.put, lost: sim.lost() },
+    wallSeconds: Math.round((performance.now() - wall) / 100) / 10,
+    cpuSeconds: Math.round((used.user + used.system) / 1e5) / 10,
+    virtualSeconds: Math.round(sim.loop.now / 100) / 10,
+  };
+  for (const p of sim.processes) p.owner.state = { kind: 'dead' };
+  const f = (s: Summary) => `${Math.round(s.min)}/${Math.round(s.median)}/${Math.round(s.max)}`;
+  log(
+    `scaleSim ${size.shards}x${size.tasks} (virtual ms): every shard emitted ${start.allMs}, balanced ${start.balancedMs}; ` +
+      `doubling ${f(double.firstEmitMs)}; halving ${f(halve.firstEmitMs)} (min/median/max); kill of a task with ${kill.orphans} shards ` +
+      `(session expired after ${kill.sessionExpiredMs}) ${Math.round(kill.firstEmitMs.median)}/${Math.round(kill.firstEmitMs.max)} (median/max); ${run.records.lost} of ${run.records.put} unacked; ` +
+      `cost ${run.wallSeconds} s wall, ${run.cpuSeconds} s CPU for ${run.virtualSeconds} virtual s`,
+  );
+  return run;
+}
+
+export async function scaleSimBench(sizes: ScaleSize[], log: (line: string) => void): Promise<ScaleSimRun[]> {
+  const runs: ScaleSimRun[] = [];
+  for (const size of sizes) runs.push(await scaleSimRun(size, log));
+  return runs;
+}
