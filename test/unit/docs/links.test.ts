@@ -29,7 +29,7 @@ const MOVED: Record<string, string> = {
   'kpl-aggregated-records': 'docs/topology.md#kpl-aggregated-records',
   'where-reading-starts': 'docs/configuration.md#where-reading-starts',
   'retries-and-dead-letters': 'docs/topology.md#retries-and-dead-letters',
-  'enhanced-fan-out-not-implemented': 'docs/design.md#not-built-enhanced-fan-out',
+  'enhanced-fan-out-not-implemented': 'docs/design.md#enhanced-fan-out-and-the-server-it-is-tested-against',
   configuration: 'docs/configuration.md',
   'zookeeper-layout': 'docs/zookeeper.md#layout',
   'zookeeper-security': 'docs/zookeeper.md#security',
