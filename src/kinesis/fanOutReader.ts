@@ -18,7 +18,13 @@ import type { KinesisApi } from './client';
 import { consumerFailure, fanOutError, type StreamConsumer } from './consumer';
 import { isThrottling } from './errors';
 import { iteratorRequest } from './iterators';
-import type { ReadPosition, ShardReaderEvents, ShardReaderFactory, ShardRecordReader } from './reader';
+import {
+  PauseGate,
+  type ReadPosition,
+  type ShardReaderEvents,
+  type ShardReaderFactory,
+  type ShardRecordReader,
+} from './reader';
 import { kinesisRecordOf } from './records';
 import { backoffMs } from './shardReader';
 import type { StreamRef } from './shards';
@@ -60,7 +66,7 @@ export class FanOutReader implements ShardRecordReader {
   private loop: Promise<void> | undefined;
   private lastSubscribeAt = -Infinity;
   private failures = 0;
-  private paused: { resumed: Promise<void>; resume: () => void } | undefined;
+  private readonly pauses = new PauseGate();
 
   constructor(
     private readonly options: FanOutReaderOptions,
@@ -78,19 +84,11 @@ export class FanOutReader implements ShardRecordReader {
 
   /** Cancels the subscription at once; the next one starts where this one's last event left off. */
   pause(): void {
-    if (this.paused) return;
-    let resume: () => void = () => undefined;
-    const resumed = new Promise<void>((resolve) => {
-      resume = resolve;
-    });
-    this.paused = { resumed, resume };
-    this.subscription?.abort();
+    if (this.pauses.close()) this.subscription?.abort();
   }
 
   resume(): void {
-    const paused = this.paused;
-    this.paused = undefined;
-    paused?.resume();
+    this.pauses.open();
   }
 
   async stop(): Promise<void> {
@@ -106,8 +104,8 @@ export class FanOutReader implements ShardRecordReader {
 
   private async run(): Promise<void> {
     while (!this.done) {
-      if (this.paused) {
-        await this.paused.resumed;
+      if (this.pauses.closed) {
+        await this.pauses.opened();
         continue;
       }
       const cancel = new AbortController();

@@ -48,3 +48,34 @@ export interface ShardRecordReader {
 
 /** Makes the reader of one shard. */
 export type ShardReaderFactory = (shardId: string, events: ShardReaderEvents) => ShardRecordReader;
+
+/** A reader's pause, shared by both kinds: `close` pauses, `open` resumes (and stop opens it for good). */
+export class PauseGate {
+  private gate: { opened: Promise<void>; open: () => void } | undefined;
+
+  get closed(): boolean {
+    return this.gate !== undefined;
+  }
+
+  /** False when it was closed already. */
+  close(): boolean {
+    if (this.gate) return false;
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    this.gate = { opened, open };
+    return true;
+  }
+
+  open(): void {
+    const gate = this.gate;
+    this.gate = undefined;
+    gate?.open();
+  }
+
+  /** Resolves once it is open. */
+  async opened(): Promise<void> {
+    await this.gate?.opened;
+  }
+}

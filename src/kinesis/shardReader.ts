@@ -14,7 +14,13 @@ import type { KinesisApi } from './client';
 import { shardIteratorAt } from './iterators';
 import { ReadRate } from './readRate';
 import type { KinesisRecord } from './records';
-import type { ReadPosition, ShardReaderEvents, ShardReaderFactory, ShardRecordReader } from './reader';
+import {
+  PauseGate,
+  type ReadPosition,
+  type ShardReaderEvents,
+  type ShardReaderFactory,
+  type ShardRecordReader,
+} from './reader';
 import type { StreamRef } from './shards';
 
 const ROOM_WAIT_MS = 50;
@@ -44,8 +50,7 @@ export class PollingReader implements ShardRecordReader {
   private loop: Promise<void> | undefined;
   private readonly rate: ReadRate;
   private failures = 0;
-  /** Set while paused: resolves on resume (or stop). */
-  private paused: { resumed: Promise<void>; resume: () => void } | undefined;
+  private readonly pauses = new PauseGate();
 
   constructor(
     private readonly options: PollingReaderOptions,
@@ -64,18 +69,11 @@ export class PollingReader implements ShardRecordReader {
   }
 
   pause(): void {
-    if (this.paused) return;
-    let resume: () => void = () => undefined;
-    const resumed = new Promise<void>((resolve) => {
-      resume = resolve;
-    });
-    this.paused = { resumed, resume };
+    this.pauses.close();
   }
 
   resume(): void {
-    const paused = this.paused;
-    this.paused = undefined;
-    paused?.resume();
+    this.pauses.open();
   }
 
   /** Stops reading; resolves when no request is in flight any more. Records arriving later are dropped. */
@@ -100,8 +98,8 @@ export class PollingReader implements ShardRecordReader {
     /** Set by an empty answer at the tip: the wait comes after the answer is out of scope (not held while idle). */
     let caughtUp = false;
     while (!this.signal.aborted) {
-      if (this.paused) {
-        await this.paused.resumed;
+      if (this.pauses.closed) {
+        await this.pauses.opened();
         continue;
       }
       const room = events.room();
