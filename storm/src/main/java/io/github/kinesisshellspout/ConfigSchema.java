@@ -25,7 +25,7 @@ final class ConfigSchema {
     static final String RESOURCE = "/io/github/kinesisshellspout/kinesis-spout.schema.json";
     private static final Set<String> KEYWORDS = Set.of("$id", "type", "description", "default", "properties",
         "additionalProperties", "required", "oneOf", "enum", "pattern", "minLength", "maxLength", "minimum",
-        "maximum", "items", "minItems", "uniqueItems");
+        "maximum", "exclusiveMinimum", "exclusiveMaximum", "items", "minItems", "uniqueItems");
 
     private final Map<String, Object> schema;
 
@@ -126,6 +126,12 @@ final class ConfigSchema {
         }
         if (s.containsKey("maximum") && n.compareTo(decimal((Number) s.get("maximum"))) > 0) {
             return bad(key, value, "must be <= " + s.get("maximum"));
+        }
+        if (s.containsKey("exclusiveMinimum") && n.compareTo(decimal((Number) s.get("exclusiveMinimum"))) <= 0) {
+            return bad(key, value, "must be > " + s.get("exclusiveMinimum"));
+        }
+        if (s.containsKey("exclusiveMaximum") && n.compareTo(decimal((Number) s.get("exclusiveMaximum"))) >= 0) {
+            return bad(key, value, "must be < " + s.get("exclusiveMaximum"));
         }
         return null;
     }

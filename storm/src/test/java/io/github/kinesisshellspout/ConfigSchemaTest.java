@@ -47,6 +47,8 @@ class ConfigSchemaTest {
         assertEquals("bad configuration: kinesis.spout.maxEmitPerNext = 2.5: must be an integer",
             problem(conf("maxEmitPerNext", 2.5)));
         assertEquals("bad configuration: kinesis.spout.maxEmitPerNext = 0: must be >= 1", problem(conf("maxEmitPerNext", 0)));
+        assertEquals("bad configuration: kinesis.spout.maxGetRecordsPerSecond = 0: must be > 0", problem(conf("maxGetRecordsPerSecond", 0)));
+        SCHEMA.validate(conf("maxGetRecordsPerSecond", 2.5));
         assertEquals("bad configuration: kinesis.spout.dataFormat = \"xml\": allowed: \"utf8\", \"base64\", \"json\"",
             problem(conf("dataFormat", "xml")));
         assertTrue(problem(conf("region", "us east 1")).startsWith("bad configuration: kinesis.spout.region = \"us east 1\": must match pattern"));
