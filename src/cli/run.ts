@@ -14,7 +14,6 @@ import { realScheduler } from '../core/scheduler';
 import { describeError } from '../errors';
 import { createKinesisClient, type KinesisApi } from '../kinesis/client';
 import { createFanOutClient } from '../kinesis/fanOutClient';
-import { getHeapSpaceStatistics } from 'node:v8';
 import { FrameDecoder } from '../multilang/frames';
 import { metricsRegistration, metricsSendIntervalMs, type MetricsRegistration } from '../multilang/metricsRegistration';
 import { parseCommand, parseHandshake, StormOutput, taskPosition } from '../multilang/protocol';
@@ -24,6 +23,7 @@ import { viewOf } from '../spout/metrics';
 import { KinesisSpout } from '../spout/spout';
 import { answersOnlySync, failureDue, failureReport, STOPPING_EXIT_AFTER_MS, type Lifecycle } from './lifecycle';
 import { startNotes } from '../config/startNotes';
+import { memoryStats } from './memoryStats';
 import { nodeVersionNote } from './nodeVersion';
 
 const SHUTDOWN_TIMEOUT_MS = 5_000;
@@ -47,9 +47,6 @@ function report(message: string, level: LogLevel = LogLevel.Error): void {
   out.error(message);
   out.log(message, level);
 }
-
-/** A configuration problem's message without the error class (it names key, value and what is allowed). */
-const configProblem = (err: unknown): string => describeError(err).replace(/^SpoutError\[BAD_CONFIG\]: /, '');
 
 let spout: KinesisSpout | undefined;
 let coordinator: Coordinator | undefined;
@@ -138,7 +135,7 @@ function onHandshake(body: string): void {
     config = loadConfig(handshake.conf, process.argv[2]);
     checkOutputFields(config, handshake.context);
   } catch (err) {
-    fail(configProblem(err));
+    fail(describeError(err));
     return;
   }
   lifecycle = { kind: 'running' };
@@ -190,7 +187,7 @@ function startMetrics(conf: Record<string, unknown>): void {
   try {
     metrics = metricsRegistration(conf);
   } catch (err) {
-    report(configProblem(err));
+    report(describeError(err));
     return;
   }
   if (!metrics) return;
@@ -209,22 +206,6 @@ function sendMetrics(): void {
   const report = coordinator.metrics.take(viewOf(coordinator), realScheduler.now());
   out.metrics(metrics.process, report.process);
   out.metrics(metrics.shards, report.shards);
-}
-
-/**
- * Resident memory; the V8 heap committed and used, and used by data (the heap less compiled code, which
- * grows as the JIT warms up, not with what is held); off-heap (Buffer) bytes. After a full GC when node
- * was started with `--expose-gc` (the memory benchmark and test do), so that they show what is retained.
- */
-function memoryStats(): string {
-  (globalThis as { gc?: () => void }).gc?.();
-  const m = process.memoryUsage();
-  const code = getHeapSpaceStatistics().find((s) => s.space_name === 'code_space')?.space_used_size ?? 0;
-  const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
-  return (
-    `rssMiB=${Math.round(m.rss / 2 ** 20)} heapTotalMiB=${mib(m.heapTotal)} heapUsedMiB=${mib(m.heapUsed)} ` +
-    `heapDataMiB=${mib(m.heapUsed - code)} externalMiB=${mib(m.external)}`
-  );
 }
 
 function logStats(config: SpoutConfig): void {
