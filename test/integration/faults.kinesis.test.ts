@@ -105,7 +105,9 @@ test('throttling, expired iterators and 500s while records flow and a shard spli
   await sleep(2_000);
   bursts();
   await sleep(1_500);
-  await expectFlowInvariants(flow, { maxDuplicates: 200, withinMs: 25_000 });
+  // A generous bound, not a timing: each refusal halves the reader's rate (readRate.ts), so the bursts and the
+  // random 10 % keep the throttled shard near the floor (one call per 2 s) until they stop.
+  await expectFlowInvariants(flow, { maxDuplicates: 200, withinMs: 90_000 });
 
   const types = new Set(proxy.injected.map((f) => f.type));
   expect([...types].sort()).toEqual([
