@@ -140,9 +140,21 @@ const ENSEMBLE_SIZE = 3;
  * TCP proxy, so that member can be cut off from the leader while it keeps serving its clients. The lowest
  * id never leads while a higher one is up (equal zxids: the highest id wins), so isolatable 1 is a follower.
  */
-export async function startZooKeeperEnsemble(
-  opts: { isolatable?: number; tickTime?: number; initLimit?: number; syncLimit?: number } = {},
-): Promise<ZooKeeperEnsemble> {
+export async function startZooKeeperEnsemble(opts: EnsembleOptions = {}): Promise<ZooKeeperEnsemble> {
+  // Nine ports reserved, released, then bound by three JVMs: another process on the machine (a parallel test
+  // file asking the kernel for a free port) can take one in between. Then the ensemble is started anew.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEnsembleOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use|already in use/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+type EnsembleOptions = { isolatable?: number; tickTime?: number; initLimit?: number; syncLimit?: number };
+
+async function startEnsembleOnce(opts: EnsembleOptions): Promise<ZooKeeperEnsemble> {
   const isolatable = opts.isolatable ?? 1;
   const tickTime = opts.tickTime ?? 200;
   const initLimit = opts.initLimit ?? 25;
