@@ -172,6 +172,20 @@ function fanOutSection(f: FanOutFigures): string[] {
   return out;
 }
 
+/** The sections docs/benchmarks.md shows, in its order (`npm run bench` also has `idleMemory`, kept in the results only). */
+export const PAGE_SECTIONS = [
+  'protocol',
+  'reshard',
+  'failover',
+  'latency',
+  'cost',
+  'throughput',
+  'fanOut',
+  'scale',
+  'scaleSim',
+  'emulator',
+] as const;
+
 /** `page` (docs/benchmarks.md's text) with the figures between its markers made from `report`. */
 export function renderBenchmarks(page: string, report: Report): string {
   return replaceBetween(page, 'bench', sections(report).join('\n'), 'docs/benchmarks.md');
@@ -182,18 +196,7 @@ if (require.main === module) {
   if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
   const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
   const merged: Report = Object.assign({}, ...reports);
-  const sections = [
-    'protocol',
-    'reshard',
-    'failover',
-    'latency',
-    'cost',
-    'throughput',
-    'fanOut',
-    'scale',
-    'scaleSim',
-    'emulator',
-  ] as const;
+  const sections = PAGE_SECTIONS;
   /** The report each section is taken from: the last that has it. */
   const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);
   const latest = reports[reports.length - 1];

@@ -17,7 +17,7 @@ import { kinesisClient } from '../test/helpers/kinesisAdmin';
 import { startKinesalite, startKinesisLocal, type KinesisServer } from '../test/helpers/kinesisServer';
 import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
-import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from './report';
+import { BENCHMARKS_PAGE, PAGE_SECTIONS, renderBenchmarks, type Report } from './report';
 import { failoverBench, reshardBench } from './resharding';
 import { decodeBench, fanOutLatencyBench } from './fanOut';
 import { idleMemoryBench } from './idleMemory';
@@ -28,19 +28,7 @@ import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const ALL_SECTIONS = [
-  'protocol',
-  'reshard',
-  'failover',
-  'latency',
-  'cost',
-  'throughput',
-  'fanOut',
-  'idleMemory',
-  'scale',
-  'scaleSim',
-  'emulator',
-];
+const ALL_SECTIONS = [...PAGE_SECTIONS, 'idleMemory'];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);

@@ -147,7 +147,7 @@ export async function startZooKeeperEnsemble(opts: EnsembleOptions = {}): Promis
     try {
       return await startEnsembleOnce(opts);
     } catch (err) {
-      if (attempt >= 3 || !/Address already in use|already in use/.test(String((err as Error).message))) throw err;
+      if (attempt >= 3 || !/already in use/.test(String((err as Error).message))) throw err;
     }
   }
 }
