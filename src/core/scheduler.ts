@@ -46,6 +46,19 @@ export const realScheduler: Scheduler = {
   random: () => Math.random(),
 };
 
+/** Resolves when `work` settles (never rejects) or at once when `signal` aborts: a wait a stop may cut short. */
+export function untilAborted(work: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    work.then(done, done);
+  });
+}
+
 /** `work`, or `onTimeout()` as a rejection once `ms` pass first: every wait on a remote party is bounded. */
 export function within<T>(scheduler: Scheduler, ms: number, work: Promise<T>, onTimeout: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {

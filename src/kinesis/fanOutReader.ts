@@ -12,7 +12,7 @@ import {
   type SubscribeToShardEvent,
 } from '@aws-sdk/client-kinesis';
 import { LogLevel } from '../core/log';
-import type { Scheduler } from '../core/scheduler';
+import { type Scheduler, untilAborted } from '../core/scheduler';
 import { describeError } from '../errors';
 import type { KinesisApi } from './client';
 import { consumerFailure, fanOutError, type StreamConsumer } from './consumer';
@@ -224,7 +224,7 @@ export class FanOutReader implements ShardRecordReader {
     if (name === 'ResourceNotFoundException') {
       // The shard, the stream or the consumer: the listing decides about the first two; the ARN is asked again.
       consumer.forget();
-      events.notFound(err, this.failures);
+      await untilAborted(events.notFound(err, this.failures), this.stopped.signal);
     } else if (name === 'ResourceInUseException') {
       if (this.failures >= 5)
         events.error(

@@ -17,9 +17,10 @@ export interface ShardReaderEvents {
   end(children: string[]): void;
   /**
    * Kinesis says the shard does not exist: transient, expired, or the stream deleted; only an unfiltered
-   * listing can tell. The reader keeps trying with backoff.
+   * listing can tell. The reader waits for the returned promise (the stream's identity confirmed, so that
+   * it never reads a re-created stream as the old one) and keeps trying with backoff.
    */
-  notFound(err: unknown, consecutive: number): void;
+  notFound(err: unknown, consecutive: number): Promise<void>;
   /** A request failed (the reader backs off and retries): `consecutive` failures in a row. */
   error(err: unknown, consecutive: number): void;
   /** How many more records may be read now; the reader waits while this is 0 (the memory caps). */

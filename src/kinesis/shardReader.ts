@@ -6,7 +6,7 @@
  * owner, after a listing, decides that a shard is gone. Between requests a reader holds only its iterator.
  */
 import { GetRecordsCommand } from '@aws-sdk/client-kinesis';
-import type { Scheduler } from '../core/scheduler';
+import { type Scheduler, untilAborted } from '../core/scheduler';
 import { describeError } from '../errors';
 import { isThrottling } from './errors';
 import { LogLevel } from '../core/log';
@@ -175,7 +175,8 @@ export class PollingReader implements ShardRecordReader {
           this.failures += 1;
           const delay = backoffMs(this.failures, () => scheduler.random());
           events.log(LogLevel.Warn, `GetRecords on ${shardId} failed (${describeError(err)}); retrying in ${delay} ms`);
-          if (name === 'ResourceNotFoundException') events.notFound(err, this.failures);
+          if (name === 'ResourceNotFoundException')
+            await untilAborted(events.notFound(err, this.failures), this.signal);
           else events.error(err, this.failures);
           await this.sleep(delay);
         }

@@ -100,6 +100,7 @@ export class Coordinator {
         // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.
         this.listing.relist(true);
         this.round.schedule();
+        return this.sessions.confirmStream();
       },
     });
     this.sessions = new SessionKeeper({

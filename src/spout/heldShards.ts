@@ -49,8 +49,8 @@ export interface HeldShardsDeps {
   changed(): void;
   /** A shard was read to its end: its children may not be in the cached listing yet. */
   relist(): void;
-  /** A reader was told its shard does not exist: a fresh listing and the stream's identity must decide. */
-  notFound(): void;
+  /** A reader was told its shard does not exist: a fresh listing and the stream's identity must decide; it reads again once the latter is confirmed. */
+  notFound(): Promise<void>;
   /** The shard's hash key range from the last listing, if known (to report KPL user records routed by a stale shard map). */
   hashRangeOf?(shardId: string): HashRange | undefined;
   /** How shards are read (default: GetRecords polling). */

@@ -10,6 +10,7 @@ import type { Bootstrap } from '../core/position';
 import type { Scheduler } from '../core/scheduler';
 import type { ShardNode } from '../core/shard';
 import { describeError } from '../errors';
+import { backoffMs } from '../kinesis/shardReader';
 import type { StreamIdentity } from '../kinesis/shards';
 import { identityMismatch } from '../coordination/streamIdentity';
 import type { Session } from './joining';
@@ -51,6 +52,7 @@ export class SessionKeeper<Sess extends KeptSession> {
   private joining = false;
   private joinedBefore = false;
   private stopped = false;
+  private confirming: Promise<void> | undefined;
 
   constructor(private readonly deps: SessionDeps<Sess>) {}
 
@@ -114,6 +116,40 @@ export class SessionKeeper<Sess extends KeptSession> {
     this.drop();
     void this.join();
     return false;
+  }
+
+  /**
+   * Resolves once Kinesis has described the stream again and it is still the one the checkpoints belong
+   * to, or it was refused (the session dropped, its readers stopped), or there is no session to keep.
+   * Readers told their shard does not exist wait on it: a stream deleted and re-created under the same
+   * name has the same shard ids, and a reader that sought again at its checkpoint would read the new
+   * stream's records as the old shard's. While the stream is gone it keeps asking, with back-off. One
+   * check at a time, whichever readers wait on it.
+   */
+  confirmStream(): Promise<void> {
+    this.confirming ??= this.confirmLoop().finally(() => {
+      this.confirming = undefined;
+    });
+    return this.confirming;
+  }
+
+  private async confirmLoop(): Promise<void> {
+    const { scheduler, reporter } = this.deps;
+    for (let attempt = 1; !this.stopped; attempt += 1) {
+      const session = this.session;
+      if (!session) return;
+      try {
+        await this.streamStillHolds(session);
+        return;
+      } catch (err) {
+        const delay = backoffMs(attempt, () => scheduler.random());
+        reporter.log(
+          attempt === 1 ? LogLevel.Warn : LogLevel.Debug,
+          `a shard of ${this.deps.streamLabel} was not found and the stream cannot be described (${describeError(err)}); its readers wait, asking again in ${delay} ms`,
+        );
+        await scheduler.sleep(delay);
+      }
+    }
   }
 
   /** No more joins; the current session (if any) is left for the caller to close after its last writes. */

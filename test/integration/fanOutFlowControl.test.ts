@@ -114,7 +114,7 @@ describe('fan-out back-pressure', () => {
     const events: ShardReaderEvents = {
       records: (records) => delivered.push(...records.map((r) => r.sequenceNumber)),
       end: (children) => ends.push(children),
-      notFound: () => undefined,
+      notFound: async () => undefined,
       error: (err) => {
         throw err;
       },

@@ -27,8 +27,8 @@ export interface ReaderContext {
   held(): { total: Held; shards: number };
   /** The shard was read to its end. */
   ended(shard: OwnedShard): void;
-  /** Kinesis said the shard does not exist: a fresh listing and the stream's identity must decide. */
-  notFound(): void;
+  /** Kinesis said the shard does not exist: a fresh listing and the stream's identity must decide; reading waits for the latter. */
+  notFound(): Promise<void>;
   requested(): void;
   /** Monotonic ms (for the shard's throughput). */
   now(): number;
@@ -86,9 +86,7 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       );
       context.ended(shard);
     },
-    notFound: (err, consecutive) => {
-      if (failed(err, consecutive)) context.notFound();
-    },
+    notFound: (err, consecutive) => (failed(err, consecutive) ? context.notFound() : Promise.resolve()),
     error: (err, consecutive) => void failed(err, consecutive),
     room: () => {
       // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.

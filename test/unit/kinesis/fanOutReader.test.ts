@@ -26,7 +26,7 @@ function setUp(from: ReadPosition = { kind: 'TRIM_HORIZON' }, room = 100) {
   const events: ShardReaderEvents = {
     records: (records) => told.records.push(records.map((r) => r.sequenceNumber)),
     end: (children) => told.ends.push(children),
-    notFound: (_err, consecutive) => told.notFound.push(consecutive),
+    notFound: async (_err, consecutive) => void told.notFound.push(consecutive),
     error: (err, consecutive) => {
       told.errors.push({ name: (err as Error).name, consecutive });
       told.problems.push(kinesisProblem(err, 'stream s'));

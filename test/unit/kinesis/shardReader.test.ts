@@ -59,7 +59,7 @@ function readerOf(loop: SimLoop, kinesis: KinesisApi, budget: number, seed: numb
   const events: ShardReaderEvents = {
     records: (records) => got.push(...records),
     end: () => undefined,
-    notFound: () => undefined,
+    notFound: async () => undefined,
     error: () => {
       errors += 1;
     },
@@ -121,5 +121,88 @@ describe('PollingReader: two applications on one shard', () => {
     // one reader at the whole limit leaves the other next to nothing; that is what budgets are for.)
     const calls = run.apps.reduce((sum, app) => sum + app.got.length / 10, 0);
     expect(calls).toBeGreaterThan(0.8 * 5 * 120);
+  });
+});
+
+describe('PollingReader: a shard Kinesis says does not exist', () => {
+  /** A shard that is gone (ResourceNotFound) until `recreate()`, then holds records again under the same id. */
+  function goneShard() {
+    let gone = true;
+    const calls: string[] = [];
+    const kinesis: KinesisApi = {
+      send: (async (command: unknown) => {
+        calls.push(command instanceof GetShardIteratorCommand ? 'GetShardIterator' : 'GetRecords');
+        if (gone) throw Object.assign(new Error('Shard not found'), { name: 'ResourceNotFoundException' });
+        if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
+        return {
+          Records: [{ SequenceNumber: seq(0), PartitionKey: 'k', Data: new Uint8Array([1]) }],
+          NextShardIterator: 'at:1',
+          MillisBehindLatest: 0,
+        };
+      }) as KinesisApi['send'],
+    };
+    return { kinesis, calls, recreate: () => void (gone = false) };
+  }
+
+  function waitingReader(loop: SimLoop, kinesis: KinesisApi) {
+    const got: KinesisRecord[] = [];
+    const confirmations: (() => void)[] = [];
+    const events: ShardReaderEvents = {
+      records: (records) => got.push(...records),
+      end: () => undefined,
+      notFound: () => new Promise<void>((resolve) => confirmations.push(resolve)),
+      error: () => undefined,
+      room: () => 10,
+      requested: () => undefined,
+      log: () => undefined,
+    };
+    const scheduler = new VirtualScheduler(loop, new Owner('app'), new Random(7), 0);
+    const reader = new PollingReader(
+      {
+        kinesis,
+        scheduler,
+        stream: { streamName: 's', streamArn: 'arn:aws:kinesis:us-east-1:000000000000:stream/s' },
+        maxRecordsPerRequest: 10,
+        idlePollIntervalMs: 1_000,
+        maxGetRecordsPerSecond: 5,
+      },
+      SHARD,
+      events,
+    );
+    return { reader, got, confirmations };
+  }
+
+  it('asks nothing more of Kinesis until the stream is confirmed: a re-created stream is never read as the old one', async () => {
+    const loop = new SimLoop();
+    const shard = goneShard();
+    const { reader, got, confirmations } = waitingReader(loop, shard.kinesis);
+    reader.start({ kind: 'AFTER', sequenceNumber: seq(41) });
+    await settle();
+    await loop.run(1_000, () => undefined);
+    expect(shard.calls).toEqual(['GetShardIterator']);
+    expect(confirmations).toHaveLength(1);
+    // The stream is re-created under the same name: the waiting reader does not seek into it.
+    shard.recreate();
+    await loop.run(loop.now + 60_000, () => undefined);
+    expect(shard.calls).toEqual(['GetShardIterator']);
+    expect(got).toEqual([]);
+    // Confirmed (the stream is the one the checkpoints belong to): it reads on, after its back-off.
+    confirmations[0]();
+    await settle();
+    await loop.run(loop.now + 15_000, () => undefined);
+    expect(got[0]?.sequenceNumber).toBe(seq(0));
+    await reader.stop();
+  });
+
+  it('is stopped while it waits', async () => {
+    const loop = new SimLoop();
+    const shard = goneShard();
+    const { reader, confirmations } = waitingReader(loop, shard.kinesis);
+    reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    await loop.run(1_000, () => undefined);
+    expect(confirmations).toHaveLength(1);
+    await reader.stop();
+    expect(shard.calls).toEqual(['GetShardIterator']);
   });
 });

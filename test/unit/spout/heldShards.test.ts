@@ -75,7 +75,7 @@ function setUp() {
     isActive: () => true,
     changed: () => undefined,
     relist: () => undefined,
-    notFound: () => undefined,
+    notFound: async () => undefined,
     readers: () => quietReader,
   });
   const takeLease = async () => {

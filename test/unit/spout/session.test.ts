@@ -82,7 +82,8 @@ function setup() {
   const logger = new RecordingLogger();
   const joins = new TestJoins();
   const events: string[] = [];
-  let identity = { streamArn: STREAM_ARN, createdMs: 1_000 };
+  let identity: { streamArn: string; createdMs: number } | undefined = { streamArn: STREAM_ARN, createdMs: 1_000 };
+  let describes = 0;
   const config = testConfig();
   const keeper = new SessionKeeper<TestSession>({
     config,
@@ -90,7 +91,11 @@ function setup() {
     reporter: new Reporter(logger, clock),
     streamLabel: 'stream s in us-east-1',
     join: joins.join,
-    describeStream: async () => identity,
+    describeStream: async () => {
+      describes += 1;
+      if (!identity) throw Object.assign(new Error('Stream s not found'), { name: 'ResourceNotFoundException' });
+      return identity;
+    },
     joined: (session, _shards, first) => events.push(`joined ${session.sessionId}${first ? ' (first)' : ''}`),
     dropped: () => events.push('dropped'),
     reconnected: () => events.push('reconnected'),
@@ -99,7 +104,10 @@ function setup() {
   const streamRecreated = () => {
     identity = { streamArn: STREAM_ARN, createdMs: 9_000 };
   };
-  return { clock, logger, joins, events, keeper, streamRecreated };
+  const streamDeleted = () => {
+    identity = undefined;
+  };
+  return { clock, logger, joins, events, keeper, streamRecreated, streamDeleted, describes: () => describes };
 }
 
 const zkDown = () => new SpoutError(ErrorCode.ZooKeeper, 'connection refused', { retriable: true });
@@ -175,6 +183,38 @@ describe('SessionKeeper', () => {
     expect(logger.errors).toEqual([expect.stringContaining('refusing to read')]);
     await clock.advance(0);
     expect(events).toEqual(['joined zk-1 (first)', 'dropped', 'joined zk-2']);
+  });
+
+  it('keeps readers of a missing shard waiting while the stream is gone, then refuses it re-created', async () => {
+    const { clock, joins, events, keeper, logger, streamDeleted, streamRecreated, describes } = setup();
+    void keeper.join();
+    await clock.advance(0);
+    streamDeleted();
+    let confirmed = 0;
+    // Two readers told their shard is gone wait on one check.
+    for (let i = 0; i < 2; i += 1) void keeper.confirmStream().then(() => void (confirmed += 1));
+    await clock.advance(30_000);
+    expect(confirmed).toBe(0);
+    const asked = describes();
+    expect(asked).toBeGreaterThan(3);
+    expect(asked).toBeLessThan(15); // backed off, one check for both
+    expect(logger.said('the stream cannot be described')).toBe(true);
+    streamRecreated();
+    await clock.advance(15_000);
+    expect(confirmed).toBe(2);
+    expect(logger.errors).toEqual([expect.stringContaining('refusing to read')]);
+    expect(events).toEqual(['joined zk-1 (first)', 'dropped', 'joined zk-2']);
+  });
+
+  it('lets readers of a missing shard go on once the stream is confirmed the same', async () => {
+    const { clock, events, keeper } = setup();
+    void keeper.join();
+    await clock.advance(0);
+    let confirmed = false;
+    void keeper.confirmStream().then(() => void (confirmed = true));
+    await clock.advance(0);
+    expect(confirmed).toBe(true);
+    expect(events).toEqual(['joined zk-1 (first)']);
   });
 
   it('joins no more once stopped', async () => {
