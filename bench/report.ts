@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { FanOutFigures } from './fanOut';
+import type { TwoAppsFigures } from './twoApps';
 import { join } from 'node:path';
 import { replaceBetween } from '../scripts/generated';
 import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
@@ -33,6 +34,7 @@ export interface Report {
   cost?: CostFigures;
   throughput?: ThroughputFigures[];
   fanOut?: FanOutFigures;
+  twoApps?: TwoAppsFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
   scale?: ScaleRun[];
@@ -181,6 +183,7 @@ export const PAGE_SECTIONS = [
   'cost',
   'throughput',
   'fanOut',
+  'twoApps',
   'scale',
   'scaleSim',
   'emulator',
