@@ -40,6 +40,8 @@ export interface TwoAppsRun {
   mode: TwoAppsMode;
   /** The first and the second application. */
   apps: AppFigures[];
+  /** Records the producer put per second over the window (below the target when kinesis-local is slow). */
+  putRecordsPerSecond: Summary;
   /** GetRecords the proxy refused over the window, both applications (polling only). */
   proxyThrottled?: Summary;
   /** 1-minute load average when the regime's rounds began and ended (the machine is shared). */
@@ -48,6 +50,7 @@ export interface TwoAppsRun {
 
 export interface TwoAppsFigures {
   shards: number;
+  /** The producer's target. */
   putRecordsPerSecond: number;
   payloadBytes: number;
   warmupSeconds: number;
@@ -115,7 +118,7 @@ async function runOnce(
   mode: TwoAppsMode,
   name: string,
   options: TwoAppsOptions,
-): Promise<{ apps: AppSample[]; proxyThrottled?: number }> {
+): Promise<{ apps: AppSample[]; put: number; proxyThrottled?: number }> {
   const stream = `bench-twoapps-${name}-${process.pid}`;
   await createStream(client, stream, 1);
   const proxy =
@@ -161,12 +164,14 @@ async function runOnce(
     const frames = drivers.map((d) => d.metrics.length);
     const counted = [...seen];
     const refused = sum(proxy?.throttled);
+    const putBefore = putAt.size;
     const began = performance.now();
     measuring = true;
     await sleep(options.windowSeconds * 1_000);
     measuring = false;
     const seconds = (performance.now() - began) / 1_000;
     const emitted = seen.map((n, app) => n - counted[app]);
+    const put = Math.round((putAt.size - putBefore) / seconds);
     const proxyThrottled = proxy ? sum(proxy.throttled) - refused : undefined;
     // The metrics frame (1 s interval) that covers the window's last second.
     await sleep(1_200);
@@ -176,7 +181,7 @@ async function runOnce(
       latencyMedianMs: Math.round(percentile(latencies[app], 50) ?? NaN),
       latencyP99Ms: Math.round(percentile(latencies[app], 99) ?? NaN),
     }));
-    return { apps, proxyThrottled };
+    return { apps, put, proxyThrottled };
   } finally {
     stopped = true;
     await stopProducer();
@@ -202,7 +207,7 @@ export async function twoAppsBench(
   for (const regime of options.regimes) {
     const stopLoops = regime === Regime.Busy ? startBusyLoops() : () => undefined;
     const loadBefore = Math.round(loadavg()[0] * 100) / 100;
-    const samples = new Map<TwoAppsMode, { apps: AppSample[]; proxyThrottled?: number }[]>();
+    const samples = new Map<TwoAppsMode, Awaited<ReturnType<typeof runOnce>>[]>();
     try {
       // Configurations alternate within each round: a drift of the shared machine falls on all of them.
       for (let round = 1; round <= options.rounds; round += 1) {
@@ -210,7 +215,7 @@ export async function twoAppsBench(
           const sample = await runOnce(zk, kinesis, client, mode, `${regime}-${mode}-${round}`, options);
           samples.set(mode, [...(samples.get(mode) ?? []), sample]);
           log(
-            `twoApps ${regime} ${mode} round ${round}: ${sample.apps
+            `twoApps ${regime} ${mode} round ${round}: put ${sample.put} records/s; ${sample.apps
               .map(
                 (a, i) =>
                   `app ${i + 1} ${a.recordsPerSecond} records/s, ${a.throttledCalls} throttled, latency ${a.latencyMedianMs}/${a.latencyP99Ms} ms`,
@@ -235,6 +240,7 @@ export async function twoAppsBench(
           latencyMedianMs: field(app, 'latencyMedianMs'),
           latencyP99Ms: field(app, 'latencyP99Ms'),
         })),
+        putRecordsPerSecond: summarize(of.map((s) => s.put)),
         ...(mode === 'fanOut' ? {} : { proxyThrottled: summarize(of.map((s) => s.proxyThrottled ?? 0)) }),
         loadAverage: [loadBefore, loadAfter],
       });
