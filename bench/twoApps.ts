@@ -78,13 +78,13 @@ interface AppSample {
   latencyP99Ms: number;
 }
 
-/** Puts `perSecond` records to `stream` in 5 batches a second, remembering when each was sent, until `stop`. */
+/** Puts `perSecond` records to `stream` in 5 batches a second (fewer when a put is slow), remembering when each was sent, until `stop`. */
 function producer(client: KinesisClient, stream: string, perSecond: number, putAt: Map<string, number>) {
   let stopped = false;
   const data = 'x'.repeat(PAYLOAD_BYTES);
   const batch = Math.max(1, Math.round(perSecond / PUTS_PER_SECOND));
   const running = (async () => {
-    const began = performance.now();
+    let next = performance.now();
     for (let n = 0; !stopped; n += 1) {
       const sent = performance.now();
       const puts = await putRecords(
@@ -93,7 +93,9 @@ function producer(client: KinesisClient, stream: string, perSecond: number, putA
         Array.from({ length: batch }, (_, i) => ({ partitionKey: `k${n}-${i}`, data })),
       );
       for (const put of puts) putAt.set(`${put.shardId}:${put.sequenceNumber}`, sent);
-      await sleep(Math.max(0, began + ((n + 1) * 1_000) / PUTS_PER_SECOND - performance.now()));
+      // A put that took longer than its interval is not made up for with a burst: the rate stays steady.
+      next = Math.max(next + 1_000 / PUTS_PER_SECOND, performance.now());
+      await sleep(next - performance.now());
     }
   })();
   return async () => {
