@@ -31,6 +31,8 @@ export interface AppFigures {
   recordsPerSecond: Summary;
   /** Over the window, from the spout's metrics. */
   throttledCalls: Summary;
+  /** GetRecords calls per second, throttled ones included (the `stats:` line's `getRecords`; 0 in fan-out). */
+  getRecordsPerSecond: Summary;
   latencyMedianMs: Summary;
   latencyP99Ms: Summary;
 }
@@ -74,6 +76,7 @@ const PUTS_PER_SECOND = 5;
 interface AppSample {
   recordsPerSecond: number;
   throttledCalls: number;
+  getRecordsPerSecond: number;
   latencyMedianMs: number;
   latencyP99Ms: number;
 }
@@ -137,9 +140,11 @@ async function runOnce(
   const stopProducer = producer(client, stream, options.putRecordsPerSecond, putAt);
   try {
     for (const app of [0, 1]) {
+      // Stats lines every second: the GetRecords calls each application makes.
+      const overrides = { ...OVERRIDES[mode], statsIntervalMs: 1_000 };
       const driver = await StormDriver.start({
         conf: {
-          ...benchConf(zk, { ...kinesis, endpoint }, stream, `twoApps-${name}-${app}`, OVERRIDES[mode]),
+          ...benchConf(zk, { ...kinesis, endpoint }, stream, `twoApps-${name}-${app}`, overrides),
           'kinesis.spout.metrics': METRICS,
         },
         keepHistory: false,
@@ -164,6 +169,8 @@ async function runOnce(
     const behind = () => seen.some((n) => n < putAt.size - options.putRecordsPerSecond);
     while (behind() && Date.now() < deadline) await sleep(100);
     const frames = drivers.map((d) => d.metrics.length);
+    const calls = () => drivers.map((d) => d.lastStats()?.getRecords ?? 0);
+    const callsBefore = calls();
     const counted = [...seen];
     const refused = sum(proxy?.throttled);
     const putBefore = putAt.size;
@@ -173,6 +180,7 @@ async function runOnce(
     measuring = false;
     const seconds = (performance.now() - began) / 1_000;
     const emitted = seen.map((n, app) => n - counted[app]);
+    const callsAfter = calls();
     const put = Math.round((putAt.size - putBefore) / seconds);
     const proxyThrottled = proxy ? sum(proxy.throttled) - refused : undefined;
     // The metrics frame (1 s interval) that covers the window's last second.
@@ -180,6 +188,7 @@ async function runOnce(
     const apps = drivers.map((driver, app) => ({
       recordsPerSecond: Math.round(emitted[app] / seconds),
       throttledCalls: throttledSince(driver, frames[app]),
+      getRecordsPerSecond: Math.round(((callsAfter[app] - callsBefore[app]) / seconds) * 10) / 10,
       latencyMedianMs: Math.round(percentile(latencies[app], 50) ?? NaN),
       latencyP99Ms: Math.round(percentile(latencies[app], 99) ?? NaN),
     }));
@@ -220,7 +229,7 @@ export async function twoAppsBench(
             `twoApps ${regime} ${mode} round ${round}: put ${sample.put} records/s; ${sample.apps
               .map(
                 (a, i) =>
-                  `app ${i + 1} ${a.recordsPerSecond} records/s, ${a.throttledCalls} throttled, latency ${a.latencyMedianMs}/${a.latencyP99Ms} ms`,
+                  `app ${i + 1} ${a.recordsPerSecond} records/s, ${a.getRecordsPerSecond} GetRecords/s, ${a.throttledCalls} throttled, latency ${a.latencyMedianMs}/${a.latencyP99Ms} ms`,
               )
               .join('; ')}${sample.proxyThrottled === undefined ? '' : `; proxy refused ${sample.proxyThrottled}`}`,
           );
@@ -239,6 +248,7 @@ export async function twoAppsBench(
         apps: [0, 1].map((app) => ({
           recordsPerSecond: field(app, 'recordsPerSecond'),
           throttledCalls: field(app, 'throttledCalls'),
+          getRecordsPerSecond: field(app, 'getRecordsPerSecond'),
           latencyMedianMs: field(app, 'latencyMedianMs'),
           latencyP99Ms: field(app, 'latencyP99Ms'),
         })),
