@@ -206,7 +206,7 @@ function twoAppsSection(t: TwoAppsFigures): string[] {
     '',
     `What bounds these figures: kinesis-local takes puts slowly on this shared machine, so the stream carries at most ${t.putRecordsPerSecond} records/s (the producer's own rate is in the table), far below a shard's 1 MiB/s write limit, ` +
       `and the 2 MiB/s read limit is never reached${keptUp ? ': the applications keep up in every configuration, and what differs is the throttled calls and the latency' : ''}. ` +
-      "The proxy's limit is a token bucket per shard (5 calls and 2 MiB, one second's worth), which is how Kinesis documents it, not how it is implemented. " +
+      "The proxy's limit is a model of the documented one (a token bucket per shard holding one second's worth: 5 calls, 2 MiB), not AWS's own accounting. " +
       `The fan-out front reads kinesis-local with GetRecords every ${t.frontPollMs} ms for each subscription, which bounds the fan-out latency here; AWS documents about 70 ms.`,
   );
   return out;
