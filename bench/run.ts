@@ -4,6 +4,8 @@
  * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted). The protocol section's runs:
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
+ * twoApps: two applications on one stream, polling without and with budgets and fan-out (bench/twoApps.ts);
+ * BENCH_ROUNDS, BENCH_REGIMES and BENCH_PUT_RATE (records/s put to its one shard, default 50) apply.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
  * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).
@@ -25,12 +27,19 @@ import { parseSizes, scaleBench } from './scale';
 import { emulatorBench } from './scale/emulator';
 import { scaleSimBench } from './scaleSim';
 import { costBench, latencyBench, throughputBench } from './stream';
+import { twoAppsBench } from './twoApps';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
 const ALL_SECTIONS = [...PAGE_SECTIONS, 'idleMemory'];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
+function regimesOf(fallback: string): Regime[] {
+  const regimes = list('BENCH_REGIMES', fallback);
+  const bad = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
+  if (bad) throw new Error(`BENCH_REGIMES: unknown ${bad}; allowed: idle, busy`);
+  return regimes as Regime[];
+}
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 async function withEmulator<T>(
@@ -67,9 +76,7 @@ async function main(): Promise<void> {
       const unknown = responders.filter((r) => !(RESPONDERS as readonly string[]).includes(r));
       if (unknown.length)
         throw new Error(`BENCH_RESPONDERS: unknown ${unknown.join(', ')}; allowed: ${RESPONDERS.join(', ')}`);
-      const regimes = list('BENCH_REGIMES', 'idle,busy');
-      const badRegime = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
-      if (badRegime) throw new Error(`BENCH_REGIMES: unknown ${badRegime}; allowed: idle, busy`);
+      const regimes = regimesOf('idle,busy');
       report.protocol = await protocolBench(
         ROOT,
         zk,
@@ -78,7 +85,7 @@ async function main(): Promise<void> {
           seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5)),
           warmupSeconds: QUICK ? 0.5 : 1,
           payloads: list('BENCH_PAYLOADS', QUICK ? '100' : '100,1024').map(Number),
-          regimes: regimes as Regime[],
+          regimes,
           responders: responders as Responder[],
         },
         log,
@@ -115,10 +122,24 @@ async function main(): Promise<void> {
         },
       );
     }
-    const onKinesisLocal = ['reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'idleMemory'];
+    const onKinesisLocal = ['reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'twoApps', 'idleMemory'];
     if (onKinesisLocal.some(has)) {
       await withEmulator(startKinesisLocal, async (server, client) => {
         if (has('fanOut')) report.fanOut!.latency = await fanOutLatencyBench(zk, server, client, QUICK ? 10 : 100, log);
+        if (has('twoApps'))
+          report.twoApps = await twoAppsBench(
+            zk,
+            server,
+            client,
+            {
+              rounds: Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3)),
+              regimes: regimesOf(QUICK ? 'idle' : 'idle,busy'),
+              warmupSeconds: QUICK ? 1 : 5,
+              windowSeconds: QUICK ? 1 : 20,
+              putRecordsPerSecond: Number(process.env.BENCH_PUT_RATE ?? 50),
+            },
+            log,
+          );
         if (has('reshard')) report.reshard = await reshardBench(zk, server, client, QUICK ? 1 : 7, log);
         if (has('failover')) report.failover = await failoverBench(zk, server, client, QUICK ? 1 : 3, log);
         if (has('latency')) report.latency = await latencyBench(zk, server, client, QUICK ? 10 : 100, log);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from '../../../bench/report';
+import type { TwoAppsFigures } from '../../../bench/twoApps';
 
 const RESULTS = join(__dirname, '../../../bench/results/2026-12-01T04-43-31.json');
 
@@ -22,4 +23,66 @@ test("a run's figures go between docs/benchmarks.md's markers, with machine, dat
 test('a page without the markers is refused, not left as it was', () => {
   const report = JSON.parse(readFileSync(RESULTS, 'utf8')) as Report;
   expect(() => renderBenchmarks('# Benchmarks\n', report)).toThrow('docs/benchmarks.md: needs exactly one');
+});
+
+const summary = (median: number) => ({ median, min: median - 1, max: median + 1, n: 3 });
+const app = (records: number, throttled: number, latency: number) => ({
+  recordsPerSecond: summary(records),
+  throttledCalls: summary(throttled),
+  getRecordsPerSecond: summary(3.5),
+  latencyMedianMs: summary(latency),
+  latencyP99Ms: summary(latency * 3),
+});
+
+test('two applications on one stream: one row per application, configuration and CPU regime, and what bounds them', () => {
+  const report = JSON.parse(readFileSync(RESULTS, 'utf8')) as Report;
+  const twoApps: TwoAppsFigures = {
+    shards: 1,
+    putRecordsPerSecond: 50,
+    payloadBytes: 1000,
+    warmupSeconds: 5,
+    windowSeconds: 20,
+    frontPollMs: 50,
+    runs: [
+      {
+        regime: 'idle',
+        mode: 'polling',
+        putRecordsPerSecond: summary(50),
+        apps: [app(50, 40, 300), app(49, 38, 310)],
+        loadAverage: [3.5, 4],
+      },
+      {
+        regime: 'idle',
+        mode: 'budgets',
+        putRecordsPerSecond: summary(50),
+        apps: [app(50, 0, 400), app(50, 0, 410)],
+        loadAverage: [3.5, 4],
+      },
+      {
+        regime: 'busy',
+        mode: 'fanOut',
+        putRecordsPerSecond: summary(48),
+        apps: [app(20, 0, 120), app(48, 0, 130)],
+        loadAverage: [5, 6.25],
+      },
+    ],
+  };
+  const out = renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), { ...report, twoApps });
+  const rows = out.split('\n').filter((line) => line.startsWith('| idle (') || line.startsWith('| both busy ('));
+  expect(rows).toEqual([
+    '| idle (3.5 → 4) | polling, no budgets (`maxGetRecordsPerSecond` 5 + 5) | 50 (49–51, n=3) | 1 | 50 (49–51, n=3) | 3.5 (2.5–4.5, n=3) | 40 (39–41, n=3) | 300 ms (299–301, n=3) | 900 ms (899–901, n=3) |',
+    '| idle (3.5 → 4) | polling, no budgets (`maxGetRecordsPerSecond` 5 + 5) | 50 (49–51, n=3) | 2 | 49 (48–50, n=3) | 3.5 (2.5–4.5, n=3) | 38 (37–39, n=3) | 310 ms (309–311, n=3) | 930 ms (929–931, n=3) |',
+    '| idle (3.5 → 4) | polling, budgets 2 + 2 | 50 (49–51, n=3) | 1 | 50 (49–51, n=3) | 3.5 (2.5–4.5, n=3) | 0 (-1–1, n=3) | 400 ms (399–401, n=3) | 1200 ms (1199–1201, n=3) |',
+    '| idle (3.5 → 4) | polling, budgets 2 + 2 | 50 (49–51, n=3) | 2 | 50 (49–51, n=3) | 3.5 (2.5–4.5, n=3) | 0 (-1–1, n=3) | 410 ms (409–411, n=3) | 1230 ms (1229–1231, n=3) |',
+    '| both busy (5 → 6.25) | fan-out, two consumers | 48 (47–49, n=3) | 1 | 20 (19–21, n=3) | none (SubscribeToShard) | 0 (-1–1, n=3) | 120 ms (119–121, n=3) | 360 ms (359–361, n=3) |',
+    '| both busy (5 → 6.25) | fan-out, two consumers | 48 (47–49, n=3) | 2 | 48 (47–49, n=3) | none (SubscribeToShard) | 0 (-1–1, n=3) | 130 ms (129–131, n=3) | 390 ms (389–391, n=3) |',
+  ]);
+  expect(out).toContain(
+    '**Two applications on one stream** (1 shard, records of 1000 B put steadily in 5 batches a second, aiming at 50/s;',
+  );
+  expect(out).toContain('GetRecords every 50 ms for each subscription');
+  // One application fell behind the producer: the page does not claim that all kept up.
+  expect(out).not.toContain('keep up in every configuration');
+  twoApps.runs[2].apps[0].recordsPerSecond = summary(47);
+  expect(renderBenchmarks(out, { ...report, twoApps })).toContain('keep up in every configuration');
 });
