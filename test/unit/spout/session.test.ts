@@ -186,7 +186,7 @@ describe('SessionKeeper', () => {
   });
 
   it('keeps readers of a missing shard waiting while the stream is gone, then refuses it re-created', async () => {
-    const { clock, joins, events, keeper, logger, streamDeleted, streamRecreated, describes } = setup();
+    const { clock, events, keeper, logger, streamDeleted, streamRecreated, describes } = setup();
     void keeper.join();
     await clock.advance(0);
     streamDeleted();
