@@ -13,7 +13,8 @@
  * Until a listing shows them they are "learned": a fresh listing that lacks one keeps it only while it shows
  * every parent and one of them still open (the listing predates the reshard), and the periodic look past the
  * highest listed id confirms them with the filtered listing it takes anyway. No children named (emulators),
- * or a child naming a parent this listing does not know: the next round lists, as before.
+ * or a child not naming the shard as its parent or naming one this listing does not know: the next round
+ * lists, as before.
  */
 import type { HashRange } from '../kinesis/aggregation';
 import type { ShardNode } from '../core/shard';
@@ -117,12 +118,14 @@ export class ShardListing {
 
   /**
    * A shard read to its end, and the children Kinesis named for it: added to the cached listing (the parent
-   * marked closed) when every parent they name is listed; otherwise, or with none named, the next round lists.
+   * marked closed) when each names it among its parents and every parent it names is listed; otherwise, or
+   * with none named, the next round lists.
    */
   learnChildren(parentId: string, children: readonly ShardNode[]): void {
     const known = new Map(this.last.map((s) => [s.shardId, s]));
     const fresh = children.filter((c) => !known.has(c.shardId));
-    if (children.length === 0 || fresh.some((c) => c.parents.some((p) => !known.has(p)))) {
+    const trusted = (c: ShardNode) => c.parents.includes(parentId) && c.parents.every((p) => known.has(p));
+    if (children.length === 0 || !fresh.every(trusted)) {
       this.relist();
       return;
     }

@@ -44,7 +44,7 @@ describe('ShardListing: children from ChildShards', () => {
     expect(readableShards(shards, (id) => id !== 'shardId-3')).toEqual(['shardId-3']);
   });
 
-  it('lists again when no children are named (emulators) or a child names a parent it does not know', () => {
+  it('lists again when no children are named (emulators), or a child names a parent it does not know or not its own', () => {
     const { listing } = setup(shard('shardId-1'));
     listing.learnChildren('shardId-1', []);
     expect(listing.needsListing).toBe(true);
@@ -52,6 +52,10 @@ describe('ShardListing: children from ChildShards', () => {
     other.listing.learnChildren('shardId-1', [child('shardId-3', ['shardId-1', 'shardId-2'])]);
     expect(other.listing.needsListing).toBe(true);
     expect(ids(other.listing.shards)).toEqual(['shardId-1']);
+    // A child without its parents (they would not wait for them) is no ground to read it.
+    const orphan = setup(shard('shardId-1'));
+    orphan.listing.learnChildren('shardId-1', [child('shardId-3', [])]);
+    expect(orphan.listing.needsListing).toBe(true);
   });
 
   it('keeps a learned child a fresh listing predates, and drops one a listing past the reshard contradicts', () => {
