@@ -11,7 +11,7 @@ import { createStream } from '../test/helpers/kinesisAdmin';
 import type { KinesisServer } from '../test/helpers/kinesisServer';
 import { StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, sleep } from './lib';
+import { benchConf, benchNodeOptions, sleep } from './lib';
 
 export interface IdleMemoryRun {
   shards: number;
@@ -75,7 +75,7 @@ export async function idleMemoryBench(
       nodeOptions: [
         ...(process.env.BENCH_GC === '1' ? ['--expose-gc'] : []),
         ...(process.env.BENCH_HEAPSNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2'] : []),
-        ...(process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean),
+        ...benchNodeOptions(),
       ],
       keepHistory: false,
     });

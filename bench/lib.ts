@@ -42,6 +42,11 @@ export function peakRssMiB(pid: number): number {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Node options every spout process of a benchmark starts with (BENCH_NODE_OPTIONS, space-separated; e.g. V8 heap bounds). */
+export function benchNodeOptions(): string[] {
+  return (process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+}
+
 /** The spout's `kinesis.spout` conf for a benchmark: defaults except what names the servers. */
 export function benchConf(
   zk: ZooKeeperServer,

@@ -6,6 +6,8 @@
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
  * twoApps: two applications on one stream, polling without and with budgets and fan-out (bench/twoApps.ts);
  * BENCH_ROUNDS, BENCH_REGIMES and BENCH_PUT_RATE (records/s put to its one shard, default 50) apply.
+ * BENCH_NODE_OPTIONS (e.g. "--max-semi-space-size=2") is given to every spout process of the protocol, scale and
+ * idleMemory sections.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
  * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).

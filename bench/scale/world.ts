@@ -14,7 +14,7 @@ import { listAllShards, openShards } from '../../test/helpers/kinesisAdmin';
 import type { KinesisServer } from '../../test/helpers/kinesisServer';
 import { StormDriver } from '../../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../../test/helpers/zookeeperServer';
-import { benchConf, sleep } from '../lib';
+import { benchConf, benchNodeOptions, sleep } from '../lib';
 import { startKinesisCounter, type KinesisCounter } from './kinesisCounter';
 import { startZkCounter, type ZkCounter } from './zkCounter';
 
@@ -69,7 +69,13 @@ export class ScaleWorld {
       ...this.overrides,
       zookeeper: { connect: `127.0.0.1:${zk.port}`, root: '/bench', sessionTimeoutMs: 6_000 },
     });
-    const driver = await StormDriver.start({ conf, taskId: index, componentTasks: all, keepHistory: false });
+    const driver = await StormDriver.start({
+      conf,
+      taskId: index,
+      componentTasks: all,
+      keepHistory: false,
+      nodeOptions: benchNodeOptions(),
+    });
     const task: Task = {
       index,
       driver,

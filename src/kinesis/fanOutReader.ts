@@ -27,7 +27,7 @@ import {
 } from './reader';
 import { kinesisRecordOf } from './records';
 import { backoffMs } from './shardReader';
-import type { StreamRef } from './shards';
+import { childShardNodes, type StreamRef } from './shards';
 
 /** Kinesis allows one SubscribeToShard per second per shard and consumer. */
 export const SUBSCRIBE_GAP_MS = 1_000;
@@ -197,7 +197,7 @@ export class FanOutReader implements ShardRecordReader {
       this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
     this.events.records(records, event.MillisBehindLatest);
     if (continuation) return false;
-    this.events.end((event.ChildShards ?? []).map((c) => c.ShardId!).filter(Boolean));
+    this.events.end(childShardNodes(event.ChildShards));
     return true;
   }
 

@@ -4,6 +4,7 @@
  * GetRecords poller (shardReader.ts) is the first kind; a fan-out reader is another, behind the same port.
  */
 import type { LogLevel } from '../core/log';
+import type { ShardNode } from '../core/shard';
 import type { StartPosition } from './iterators';
 import type { KinesisRecord } from './records';
 
@@ -13,8 +14,8 @@ export type ReadPosition = StartPosition;
 export interface ShardReaderEvents {
   /** Records read (possibly none), in order, and how far behind the stream's tip the reader is. */
   records(records: KinesisRecord[], millisBehindLatest: number | undefined): void;
-  /** The shard is closed and read to its end; `children` as Kinesis named them (may be empty on emulators). */
-  end(children: string[]): void;
+  /** The shard is closed and read to its end; `children` as Kinesis named them (`ChildShards`; may be empty on emulators). */
+  end(children: ShardNode[]): void;
   /**
    * Kinesis says the shard does not exist: transient, expired, or the stream deleted; only an unfiltered
    * listing can tell. The reader waits for the returned promise (the stream's identity confirmed, so that

@@ -21,7 +21,7 @@ import {
   type ShardReaderFactory,
   type ShardRecordReader,
 } from './reader';
-import type { StreamRef } from './shards';
+import { childShardNodes, type StreamRef } from './shards';
 
 const ROOM_WAIT_MS = 50;
 
@@ -143,7 +143,7 @@ export class PollingReader implements ShardRecordReader {
           this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
         events.records(records, response.MillisBehindLatest);
         if (!response.NextShardIterator) {
-          events.end((response.ChildShards ?? []).map((c) => c.ShardId!).filter(Boolean));
+          events.end(childShardNodes(response.ChildShards));
           return;
         }
         iterator = response.NextShardIterator;

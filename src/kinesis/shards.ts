@@ -1,5 +1,5 @@
 /** The shard graph and the stream's identity, from ListShards (paged) and DescribeStreamSummary. */
-import { DescribeStreamSummaryCommand, ListShardsCommand, type Shard } from '@aws-sdk/client-kinesis';
+import { type ChildShard, DescribeStreamSummaryCommand, ListShardsCommand, type Shard } from '@aws-sdk/client-kinesis';
 import type { KinesisApi } from './client';
 import type { ShardNode } from '../core/shard';
 
@@ -22,10 +22,33 @@ function toNode(shard: Shard): ShardNode {
     parents,
     closed: shard.SequenceNumberRange?.EndingSequenceNumber !== undefined,
   };
-  const range = shard.HashKeyRange;
+  withRange(node, shard.HashKeyRange);
+  return node;
+}
+
+function withRange(node: ShardNode, range: Shard['HashKeyRange']): void {
   if (range?.StartingHashKey && range.EndingHashKey)
     node.hashKeyRange = { start: range.StartingHashKey, end: range.EndingHashKey };
-  return node;
+}
+
+/**
+ * The children Kinesis names at a shard's end (GetRecords' or the fan-out's final event's `ChildShards`), as
+ * nodes of the shard graph with their parents and hash key ranges as given; open as far as this tells (only a
+ * listing says a shard is closed). Entries without an id are dropped.
+ */
+export function childShardNodes(children: readonly ChildShard[] | undefined): ShardNode[] {
+  const nodes: ShardNode[] = [];
+  for (const child of children ?? []) {
+    if (!child.ShardId) continue;
+    const node: ShardNode = {
+      shardId: child.ShardId,
+      parents: (child.ParentShards ?? []).filter((p) => p !== ''),
+      closed: false,
+    };
+    withRange(node, child.HashKeyRange);
+    nodes.push(node);
+  }
+  return nodes;
 }
 
 /** Every shard the stream still retains (an unfiltered listing: the only one that may declare expiry). */

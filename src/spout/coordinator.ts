@@ -94,7 +94,7 @@ export class Coordinator {
       io: this.io,
       isActive: () => this.active,
       changed: () => this.round.schedule(),
-      relist: () => this.listing.relist(),
+      childrenFound: (parentId, children) => this.listing.learnChildren(parentId, children),
       hashRangeOf: (shardId) => this.listing.hashRangeOf(shardId),
       notFound: () => {
         // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.

@@ -6,6 +6,7 @@
 import type { SpoutConfig } from '../config/config';
 import { describePosition } from '../core/position';
 import type { Scheduler } from '../core/scheduler';
+import type { ShardNode } from '../core/shard';
 import { describeError, ErrorCode, SpoutError } from '../errors';
 import type { KinesisApi } from '../kinesis/client';
 import type { HashRange } from '../kinesis/aggregation';
@@ -47,8 +48,8 @@ export interface HeldShardsDeps {
   isActive(): boolean;
   /** Something changed that the assignment should look at (a shard finished or was released). */
   changed(): void;
-  /** A shard was read to its end: its children may not be in the cached listing yet. */
-  relist(): void;
+  /** A shard was read to its end: its children (ChildShards; may be none) may not be in the cached listing yet. */
+  childrenFound(parentId: string, children: readonly ShardNode[]): void;
   /** A reader was told its shard does not exist: a fresh listing and the stream's identity must decide; it reads again once the latter is confirmed. */
   notFound(): Promise<void>;
   /** The shard's hash key range from the last listing, if known (to report KPL user records routed by a stale shard map). */
@@ -82,7 +83,7 @@ export class HeldShards {
       ...deps,
       reading: (shard) => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading',
       held: () => ({ total: heldIn(this.byId.values()), shards: this.byId.size }),
-      ended: (shard) => this.drain(shard),
+      ended: (shard, children) => this.drain(shard, children),
       requested: () => {
         deps.io.getRecords += 1;
       },
@@ -177,8 +178,8 @@ export class HeldShards {
   }
 
   /** Read to its end (or expired from the stream): emit the rest, then SHARD_END once every record is acked. */
-  drain(shard: OwnedShard): void {
-    void this.apply(shard, { kind: 'endReached', now: this.now });
+  drain(shard: OwnedShard, children: readonly ShardNode[] = []): void {
+    void this.apply(shard, { kind: 'endReached', now: this.now, children });
   }
 
   /** Hand a shard over: stop reading, re-emit failed records until acked (bounded in time), checkpoint, release. */
@@ -234,7 +235,7 @@ export class HeldShards {
       resumeReader: (shard) => shard.reader?.resume(),
       stopReader: async (shard) => shard.reader?.stop(),
       dropBuffer: (shard) => shard.dropBuffer(),
-      relist: () => deps.relist(),
+      learnChildren: (shard, children) => deps.childrenFound(shard.shardId, children),
       writeCheckpoint: (shard) =>
         shard.writes.coalesce(async () => {
           if (store && (await advanceCheckpoint(store, shard))) deps.io.checkpointWrites += 1;

@@ -7,6 +7,14 @@
  * fresh listing does not explain it (a shard expired past retention and still drained by its holder, a lease
  * node left by hand), looking again for the same evidence backs off from STALE_RECHECK_FIRST_MS up to
  * `shardSyncIntervalMs`, so that it does not cost every task a full ListShards every assignment round.
+ *
+ * A shard read to its end here names its children (`ChildShards`): they join the cached listing at once, so
+ * the next round takes them without a ListShards (their parents still first: a merge child waits for both).
+ * Until a listing shows them they are "learned": a fresh listing that lacks one keeps it only while it shows
+ * every parent and one of them still open (the listing predates the reshard), and the periodic look past the
+ * highest listed id confirms them with the filtered listing it takes anyway. No children named (emulators),
+ * or a child not naming the shard as its parent or naming one this listing does not know: the next round
+ * lists, as before.
  */
 import type { HashRange } from '../kinesis/aggregation';
 import type { ShardNode } from '../core/shard';
@@ -41,6 +49,8 @@ export class ShardListing {
   /** The wait before listing again for the unexplained evidence; kept across listings taken for other causes. */
   private recheckMs = STALE_RECHECK_FIRST_MS;
   private lastUnexplained: ReadonlySet<string> = new Set();
+  /** Children learned from ChildShards that no listing has shown yet. */
+  private learned = new Map<string, ShardNode>();
 
   constructor(
     private readonly lister: ShardLister,
@@ -75,7 +85,7 @@ export class ShardListing {
 
   /** A listing taken elsewhere (at join), not yet compared with the coordination state. */
   accept(shards: readonly ShardNode[]): void {
-    this.last = shards;
+    this.last = this.withLearned(shards);
     this.state = { kind: 'listed', at: this.clock(), unexplained: undefined };
   }
 
@@ -102,8 +112,39 @@ export class ShardListing {
     const same = evidence.size > 0 && [...evidence].every((id) => seen.has(id));
     this.recheckMs = same ? Math.min(this.recheckMaxMs, this.recheckMs * 2) : STALE_RECHECK_FIRST_MS;
     this.lastUnexplained = evidence;
-    this.last = shards;
+    this.last = this.withLearned(shards);
     this.state = { kind: 'listed', at: this.clock(), unexplained: evidence };
+  }
+
+  /**
+   * A shard read to its end, and the children Kinesis named for it: added to the cached listing (the parent
+   * marked closed) when each names it among its parents and every parent it names is listed; otherwise, or
+   * with none named, the next round lists.
+   */
+  learnChildren(parentId: string, children: readonly ShardNode[]): void {
+    const known = new Map(this.last.map((s) => [s.shardId, s]));
+    const fresh = children.filter((c) => !known.has(c.shardId));
+    const trusted = (c: ShardNode) => c.parents.includes(parentId) && c.parents.every((p) => known.has(p));
+    if (children.length === 0 || !fresh.every(trusted)) {
+      this.relist();
+      return;
+    }
+    for (const child of fresh) this.learned.set(child.shardId, child);
+    this.last = [...this.last.map((s) => (s.shardId === parentId && !s.closed ? { ...s, closed: true } : s)), ...fresh];
+  }
+
+  /** `shards` and the learned children it does not show but does not contradict (it predates the reshard). */
+  private withLearned(shards: readonly ShardNode[]): readonly ShardNode[] {
+    if (this.learned.size === 0) return shards;
+    const byId = new Map(shards.map((s) => [s.shardId, s]));
+    const kept: ShardNode[] = [];
+    for (const [id, child] of this.learned) {
+      const parents = child.parents.map((p) => byId.get(p));
+      if (byId.has(id) || !parents.every((p) => p !== undefined) || parents.every((p) => p.closed))
+        this.learned.delete(id);
+      else kept.push(child);
+    }
+    return kept.length === 0 ? shards : [...shards, ...kept];
   }
 
   /**
@@ -117,11 +158,17 @@ export class ShardListing {
       this.relist(true);
       return true;
     }
+    // Past the highest *listed* id: the filtered listing then shows the learned children too, and confirms them.
     const highest = this.last
+      .filter((s) => !this.learned.has(s.shardId))
       .map((s) => s.shardId)
       .sort()
       .pop()!;
-    if ((await this.lister.after(highest)).length === 0) return false;
+    const after = await this.lister.after(highest);
+    const shown = new Set(after.map((s) => s.shardId));
+    const confirmed = [...this.learned.keys()].filter((id) => shown.has(id));
+    for (const id of confirmed) this.learned.delete(id);
+    if (after.length === confirmed.length && this.learned.size === 0) return false;
     this.relist();
     return true;
   }

@@ -113,7 +113,7 @@ describe('fan-out back-pressure', () => {
     let open = false;
     const events: ShardReaderEvents = {
       records: (records) => delivered.push(...records.map((r) => r.sequenceNumber)),
-      end: (children) => ends.push(children),
+      end: (children) => ends.push(children.map((c) => c.shardId)),
       notFound: async () => undefined,
       error: (err) => {
         throw err;

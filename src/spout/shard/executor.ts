@@ -5,6 +5,7 @@
  */
 import { describeError } from '../../errors';
 import { LogLevel } from '../../core/log';
+import type { ShardNode } from '../../core/shard';
 import { transition, type ReadPosition, type ShardEffect, type ShardEvent, type ShardPhase } from './lifecycle';
 
 /** What the executor needs of a shard: its id, and its phase to read and assign. */
@@ -25,8 +26,8 @@ export interface ShardWorld<S extends LifecycleShard> {
   stopReader(shard: S): Promise<void>;
   /** Forgets what was prefetched and not emitted (the next holder reads it again). */
   dropBuffer(shard: S): void;
-  /** The cached listing is stale (children of a shard read to its end may be missing). */
-  relist(): void;
+  /** A shard was read to its end: the listing learns its children from `ChildShards`, or lists again without them. */
+  learnChildren(shard: S, children: readonly ShardNode[]): void;
   /** Moves the checkpoint to what is acked, only if that is ahead of what is stored (compare-and-set). */
   writeCheckpoint(shard: S): Promise<void>;
   /** SHARD_END, the finished marker and the lease's delete, at once; false when the checkpoint changed under us. */
@@ -73,8 +74,8 @@ async function perform<S extends LifecycleShard>(world: ShardWorld<S>, shard: S,
       return world.resumeReader(shard);
     case 'dropBuffer':
       return world.dropBuffer(shard);
-    case 'relist':
-      return world.relist();
+    case 'learnChildren':
+      return world.learnChildren(shard, effect.children);
     case 'changed':
       return world.changed();
     case 'letGo':

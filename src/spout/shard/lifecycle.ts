@@ -10,7 +10,7 @@
  * | starting             | started (SHARD_END)        | closing lease           | deleteLease                                |
  * | starting             | startFailed                | gone                    | letGo, deleteLease (outcome ignored)       |
  * | reading              | active / inactive          | reading (un)paused      | resumeReader / pauseReader                 |
- * | reading              | endReached                 | draining                | stopReader, relist                         |
+ * | reading              | endReached                 | draining                | stopReader, learnChildren                  |
  * | reading, draining    | release                    | releasing               | stopReader (if reading), dropBuffer        |
  * | reading, draining,   | flush                      | (same)                  | writeCheckpoint                            |
  * |   releasing          |                            |                         |                                            |
@@ -38,6 +38,7 @@
  * was or the lease's delete is on its way; SHARD_END only with nothing buffered and nothing in flight.
  */
 import type { Position } from '../../core/position';
+import type { ShardNode } from '../../core/shard';
 import type { ReadPosition } from '../../kinesis/reader';
 
 export type { ReadPosition };
@@ -64,7 +65,8 @@ export type PhaseKind = ShardPhase['kind'];
 export type ShardEvent =
   | { kind: 'started'; from: Position }
   | { kind: 'startFailed' }
-  | { kind: 'endReached'; now: number }
+  /** `children`: as Kinesis named them at the shard's end (ChildShards; none on emulators, or when expired). */
+  | { kind: 'endReached'; now: number; children: readonly ShardNode[] }
   | { kind: 'release'; deadline: number; reason: string }
   | { kind: 'active'; active: boolean }
   | { kind: 'flush' }
@@ -85,7 +87,8 @@ export type ShardEffect =
   | { kind: 'pauseReader' }
   | { kind: 'resumeReader' }
   | { kind: 'dropBuffer' }
-  | { kind: 'relist' }
+  /** The listing learns the children (none given: it lists again before the next round). */
+  | { kind: 'learnChildren'; children: readonly ShardNode[] }
   /** Moves the checkpoint to what is acked, if that is ahead; `final` before a hand-over (its outcome is an event). */
   | { kind: 'writeCheckpoint'; final: boolean }
   | { kind: 'writeShardEnd'; endedAt: number }
@@ -199,7 +202,7 @@ function reading(phase: Extract<ShardPhase, { kind: 'reading' }>, event: ShardEv
     case 'endReached':
       return {
         phase: { kind: 'draining', endedAt: event.now, announced: false },
-        effects: [{ kind: 'stopReader' }, { kind: 'relist' }],
+        effects: [{ kind: 'stopReader' }, { kind: 'learnChildren', children: event.children }],
       };
     case 'release':
       return release(phase, event);

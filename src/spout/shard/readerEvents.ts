@@ -4,6 +4,7 @@
  * to the listing; KPL problems told, the records delivered all the same.
  */
 import type { SpoutConfig } from '../../config/config';
+import type { ShardNode } from '../../core/shard';
 import { describeError } from '../../errors';
 import { isThrottling, kinesisProblem } from '../../kinesis/errors';
 import type { ShardReaderEvents } from '../../kinesis/reader';
@@ -25,8 +26,8 @@ export interface ReaderContext {
   isActive(): boolean;
   /** What every held shard holds, and how many are held (for this shard's share of the caps). */
   held(): { total: Held; shards: number };
-  /** The shard was read to its end. */
-  ended(shard: OwnedShard): void;
+  /** The shard was read to its end; its children as Kinesis named them (may be none). */
+  ended(shard: OwnedShard, children: readonly ShardNode[]): void;
   /** Kinesis said the shard does not exist: a fresh listing and the stream's identity must decide; reading waits for the latter. */
   notFound(): Promise<void>;
   requested(): void;
@@ -82,9 +83,9 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       metrics.count(ProcessCounter.ReshardEvents);
       reporter.log(
         LogLevel.Info,
-        `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.join(', ')}` : ''}; finishing once its records are acked`,
+        `reshard: ${shard.shardId} read to its end (${shard.fetched} record(s) fetched here)${children.length ? `; children ${children.map((c) => c.shardId).join(', ')}` : ''}; finishing once its records are acked`,
       );
-      context.ended(shard);
+      context.ended(shard, children);
     },
     notFound: (err, consecutive) => (failed(err, consecutive) ? context.notFound() : Promise.resolve()),
     error: (err, consecutive) => void failed(err, consecutive),

@@ -25,7 +25,7 @@ function setUp(from: ReadPosition = { kind: 'TRIM_HORIZON' }, room = 100) {
   const state = { room, forgotten: 0 };
   const events: ShardReaderEvents = {
     records: (records) => told.records.push(records.map((r) => r.sequenceNumber)),
-    end: (children) => told.ends.push(children),
+    end: (children) => told.ends.push(children.map((c) => c.shardId)),
     notFound: async (_err, consecutive) => void told.notFound.push(consecutive),
     error: (err, consecutive) => {
       told.errors.push({ name: (err as Error).name, consecutive });

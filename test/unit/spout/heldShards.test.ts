@@ -74,7 +74,7 @@ function setUp() {
     metrics: new SpoutMetrics(0),
     isActive: () => true,
     changed: () => undefined,
-    relist: () => undefined,
+    childrenFound: () => undefined,
     notFound: async () => undefined,
     readers: () => quietReader,
   });

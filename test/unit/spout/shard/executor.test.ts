@@ -1,5 +1,6 @@
 /** The executor through a fake world that says what the world does (a write refused, a reply lost), not how. */
 import { LogLevel } from '../../../../src/core/log';
+import type { ShardNode } from '../../../../src/core/shard';
 import { execute, type LetGo, type LifecycleShard, type ShardWorld } from '../../../../src/spout/shard/executor';
 import type { ReadPosition, ShardEvent, ShardPhase } from '../../../../src/spout/shard/lifecycle';
 
@@ -47,7 +48,8 @@ class FakeWorld implements ShardWorld<TestShard> {
   resumeReader = () => void this.done.push('resumeReader');
   stopReader = async () => void this.done.push('stopReader');
   dropBuffer = () => void this.done.push('dropBuffer');
-  relist = () => void this.done.push('relist');
+  learnChildren = (_shard: TestShard, children: readonly ShardNode[]) =>
+    void this.done.push(`learnChildren ${children.map((c) => c.shardId).join(',')}`);
   writeCheckpoint = () => this.write('checkpoint', 'writeCheckpoint');
   writeShardEnd = async () => {
     await this.write('shardEnd', 'writeShardEnd');
@@ -83,14 +85,14 @@ describe('shard executor', () => {
     const world = new FakeWorld();
     const shard = await readingShard(world);
     expect(shard.phase).toEqual({ kind: 'reading', paused: false });
-    await execute(world, shard, { kind: 'endReached', now: 10 });
+    await execute(world, shard, { kind: 'endReached', now: 10, children: [] });
     await execute(world, shard, tick(20, { inFlight: 2 }));
     expect(shard.phase.kind).toBe('draining');
     await execute(world, shard, tick(30));
     expect(world.done).toEqual([
       'startReader AFTER',
       'stopReader',
-      'relist',
+      'learnChildren ',
       'writeShardEnd',
       'letGo finished',
       'changed',
@@ -102,7 +104,7 @@ describe('shard executor', () => {
     const world = new FakeWorld();
     const shard = await readingShard(world);
     world.setShouldRefuseNextShardEnd();
-    await execute(world, shard, { kind: 'endReached', now: 0 });
+    await execute(world, shard, { kind: 'endReached', now: 0, children: [] });
     await execute(world, shard, tick(1));
     expect(world.done.slice(-4)).toEqual(['writeShardEnd', 'deleteLease', 'letGo released', 'changed']);
     expect(world.warnings.join()).toContain('SHARD_END not written');
@@ -112,7 +114,7 @@ describe('shard executor', () => {
     const world = new FakeWorld();
     const shard = await readingShard(world);
     world.setShouldFailNext('shardEnd');
-    await execute(world, shard, { kind: 'endReached', now: 0 });
+    await execute(world, shard, { kind: 'endReached', now: 0, children: [] });
     world.clock = 100;
     await execute(world, shard, tick(100));
     expect(shard.phase).toMatchObject({ kind: 'draining', retryAt: 600 });
@@ -174,7 +176,7 @@ describe('shard executor', () => {
   it('forgotten while its SHARD_END write is on its way: the outcome changes nothing, the shard is let go once', async () => {
     const world = new FakeWorld();
     const shard = await readingShard(world);
-    await execute(world, shard, { kind: 'endReached', now: 0 });
+    await execute(world, shard, { kind: 'endReached', now: 0, children: [] });
     world.setShouldHoldShardEnd();
     const finishing = execute(world, shard, tick(1));
     await execute(world, shard, { kind: 'forget' });
@@ -203,7 +205,7 @@ describe('shard executor', () => {
   it('announces the end once nothing is buffered (ordering "parents-emitted"), again after a failed try', async () => {
     const world = new FakeWorld();
     const shard = await readingShard(world);
-    await execute(world, shard, { kind: 'endReached', now: 0 });
+    await execute(world, shard, { kind: 'endReached', now: 0, children: [] });
     world.setShouldFailNext('ended');
     const announce = (now: number, buffered: number) => tick(now, { buffered, inFlight: 1, announceEnd: true });
     await execute(world, shard, announce(1, 3));

@@ -24,7 +24,7 @@ const event = (now: number): fc.Arbitrary<ShardEvent> =>
   fc.oneof(
     position.map((from): ShardEvent => ({ kind: 'started', from })),
     fc.constant<ShardEvent>({ kind: 'startFailed' }),
-    fc.constant<ShardEvent>({ kind: 'endReached', now }),
+    fc.constant<ShardEvent>({ kind: 'endReached', now, children: [] }),
     fc.nat(2_000).map((ms): ShardEvent => ({ kind: 'release', deadline: now + ms, reason: 'test' })),
     fc.boolean().map((active): ShardEvent => ({ kind: 'active', active })),
     fc.constant<ShardEvent>({ kind: 'flush' }),
@@ -91,7 +91,7 @@ describe('shard lifecycle', () => {
     let phase: ShardPhase = { kind: 'starting' };
     const toShardEnd: ShardEvent[] = [
       { kind: 'started', from: { kind: 'TRIM_HORIZON' } },
-      { kind: 'endReached', now: 0 },
+      { kind: 'endReached', now: 0, children: [] },
       { kind: 'tick', now: 300, buffered: 0, inFlight: 0, announceEnd: false },
       { kind: 'shardEndWritten' },
     ];

@@ -44,6 +44,17 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void startsNodeWithItsOptionsBeforeTheScript() throws ReflectiveOperationException {
+        assertEquals(List.of("/opt/node/bin/node", "--max-semi-space-size=2", "kinesis-spout.cjs"),
+            List.of(KinesisShellSpout.command("/opt/node/bin/node")));
+        // What Storm's ShellSpout will run: its command, as the builder leaves it.
+        java.lang.reflect.Field field = org.apache.storm.spout.ShellSpout.class.getDeclaredField("command");
+        field.setAccessible(true);
+        String[] command = (String[]) field.get(KinesisShellSpout.builder().setAll(conf()).node("node20").build());
+        assertEquals(List.of("node20", "--max-semi-space-size=2", "kinesis-spout.cjs"), List.of(command));
+    }
+
+    @Test
     void declaresTheDefaultFieldsOnTheDefaultStream() {
         assertEquals(Map.of("default", List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp")), declared(new KinesisShellSpout(conf())));
     }
