@@ -228,7 +228,9 @@ describe.each(readModes())('read mode %s', (readMode) => {
       'the expired shard forgotten',
       () => cleaner.logs.some((l) => l.msg.startsWith('forgot') && l.msg.includes('shardId-000000000099')),
       15_000,
-    );
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${flow.logs()}`);
+    });
     await sleep(1_000);
     await expectFlowInvariants(flow, { withinMs: 20_000 });
     expect(flow.readersOf(hidden)).not.toContain(cleaner.pid);
