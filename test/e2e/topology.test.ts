@@ -1,9 +1,12 @@
 /**
  * The Java example topology in Storm 2.8's LocalCluster (3 spout tasks over 2 workers, real ShellSpout
- * running the bundled script from the jar's resources/), against real ZooKeeper and kinesis-local.
+ * running the bundled script from the jar's resources/), against real ZooKeeper and kinesis-local; the
+ * reshard case also in fan-out mode, through the fan-out front.
  */
 import { listAllShards, mergeShards, putRecords, splitShard } from '../helpers/kinesisAdmin';
 import { uniqueName } from '../helpers/fixture';
+import { startFanOutServer } from '../helpers/fanOutServer';
+import { FLOW_FAN_OUT, readModes } from '../helpers/flowSuite';
 import {
   checkpointsBehind,
   duplicates,
@@ -103,31 +106,54 @@ test('steady flow: every record put is received once, with its fields, across wo
   );
 }, 180_000);
 
-test('split and merge while flowing, no rebalance: every record received, per key first deliveries in put order', async () => {
-  const stream = await newStream(2);
-  const app = uniqueName('reshard');
-  const dir = scratch('reshard');
-  const topology = start(stream, app, dir);
-  const all: Put[] = [];
-  await withLogs(
-    () => [topology],
-    async () => {
-      const [first] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
-      let children: string[] = [];
-      for (let batch = 0; batch < 9; batch += 1) {
-        all.push(...(await put(stream, 80, `b${batch}`, 12)));
-        if (batch === 1) await topology.waitFor('the first records', () => topology.received().length > 0);
-        if (batch === 2) children = await splitShard(suite.services.client, stream, first);
-        if (batch === 5) await mergeShards(suite.services.client, stream, children[0], children[1]);
-        await sleep(300);
-      }
-      expect(new Set(all.map((r) => r.shardId)).size).toBe(5);
-      await waitReceived(topology, all, 90_000);
-      await waitAllAcked(suite.services, topology, stream, app, all);
-      expect(outOfOrderKeys(topology.received(), all)).toEqual([]);
-    },
-  );
-}, 180_000);
+/**
+ * In both read modes (READ_MODE picks one): the one LocalCluster case of fan-out, the example built with the
+ * builder's `fanOut(name)` against the fan-out front before kinesis-local (fanOutServer.ts), subscriptions
+ * renewed every 8 s so that a run of this length sees some.
+ */
+test.each(readModes())(
+  'split and merge while flowing, no rebalance, read mode %s: every record received, per key first deliveries in put order',
+  async (readMode) => {
+    const stream = await newStream(2);
+    const app = uniqueName('reshard');
+    const dir = scratch('reshard');
+    const front =
+      readMode === 'fanOut'
+        ? await startFanOutServer(suite.services.kinesis.endpoint, { ...FLOW_FAN_OUT, activationMs: 200 })
+        : undefined;
+    const consumer = `${app}-efo`;
+    const topology = start(stream, app, dir, front ? { endpoint: front.endpoint, fanOut: consumer } : {});
+    const all: Put[] = [];
+    try {
+      await withLogs(
+        () => [topology],
+        async () => {
+          const [first] = (await listAllShards(suite.services.client, stream)).map((s) => s.ShardId!);
+          let children: string[] = [];
+          for (let batch = 0; batch < 9; batch += 1) {
+            all.push(...(await put(stream, 80, `b${batch}`, 12)));
+            if (batch === 1) await topology.waitFor('the first records', () => topology.received().length > 0);
+            if (batch === 2) children = await splitShard(suite.services.client, stream, first);
+            if (batch === 5) await mergeShards(suite.services.client, stream, children[0], children[1]);
+            await sleep(300);
+          }
+          expect(new Set(all.map((r) => r.shardId)).size).toBe(5);
+          await waitReceived(topology, all, 90_000);
+          await waitAllAcked(suite.services, topology, stream, app, all);
+          expect(outOfOrderKeys(topology.received(), all)).toEqual([]);
+          if (!front) return;
+          // Read through subscriptions of the consumer the builder named, never by GetRecords.
+          expect(front.consumers().map((c) => c.name)).toEqual([consumer]);
+          expect(new Set(front.subscriptions.map((s) => s.shardId)).size).toBe(5);
+          expect([...front.requests.keys()].filter((k) => k.endsWith(' GetRecords'))).toEqual([]);
+        },
+      );
+    } finally {
+      await front?.close();
+    }
+  },
+  180_000,
+);
 
 /**
  * Deactivated around the rebalance, as operators do: Storm 2.8.3 itself halts a worker that receives a

@@ -43,10 +43,11 @@ export function flowSuite(options: FlowSuiteOptions = {}) {
     current = undefined;
     for (const thing of toClose.splice(0)) await thing.close();
   });
+  const frontSettings = { activationMs: 200, ...options.fanOut };
   if (readMode === 'fanOut') {
     // Registered after servicesForFile's, so run after it: kinesis-local is up.
     beforeAll(async () => {
-      front = await startFanOutServer(services().kinesis.endpoint, { activationMs: 200, ...options.fanOut });
+      front = await startFanOutServer(services().kinesis.endpoint, frontSettings);
     });
     afterAll(async () => {
       await front?.close();
@@ -66,6 +67,22 @@ export function flowSuite(options: FlowSuiteOptions = {}) {
     get front(): FanOutServer {
       if (!front) throw new Error('no fan-out front: the suite reads by polling');
       return front;
+    },
+    /** The Kinesis endpoint the spouts are given: kinesis-local's, or the front's. */
+    get endpoint(): string {
+      return spoutServices().kinesis.endpoint;
+    },
+    /**
+     * The spouts' endpoint through `proxy`, an HTTP/1.1 fault proxy (httpFaultProxy.ts) before kinesis-local:
+     * the proxy itself when polling. In fan-out mode a front of its own before the proxy (the proxy speaks no
+     * HTTP/2), closed after the test: what the front passes on (ListShards, DescribeStreamSummary) and its own
+     * reads of kinesis-local meet the proxy's faults; its settings are the suite front's; faults
+     * on subscriptions are injected into the front returned.
+     */
+    async through(proxy: { endpoint: string }): Promise<{ endpoint: string; front?: FanOutServer }> {
+      if (readMode === 'polling') return { endpoint: proxy.endpoint };
+      const own = suite.closeAfter(await startFanOutServer(proxy.endpoint, frontSettings));
+      return { endpoint: own.endpoint, front: own };
     },
     async newStream(shards: number): Promise<string> {
       const stream = uniqueName('stream');

@@ -232,7 +232,9 @@ export class Subscription implements SubscriptionStats {
     const fault = this.faults.fire(['reset', 'errorEvent', 'corrupt'], this.target());
     let message = eventMessage('SubscribeToShardEvent', body);
     if (fault?.rule.kind === 'reset') {
-      if (fault.rule.how === 'destroySocket') this.stream.session?.socket.destroy();
+      // The whole connection: a session's `socket` refuses destroy() (ERR_HTTP2_NO_SOCKET_MANIPULATION), the
+      // session's own destroy() ends it and its socket, failing every stream on it.
+      if (fault.rule.how === 'destroySocket') this.stream.session?.destroy(new Error('injected connection drop'));
       // destroy(error) sends RST_STREAM(INTERNAL_ERROR); close(code) after the request's end reads as a clean end.
       else this.stream.destroy(new Error('injected reset'));
       this.end('fault');

@@ -78,6 +78,11 @@ public final class ExampleConfig {
         return !Boolean.FALSE.equals(json.get("registerJsonTypes"));
     }
 
+    /** {@code "fanOut": "<consumer name>"}: read with enhanced fan-out through that consumer (the builder's {@code fanOut}); default null, polling. */
+    public String fanOut() {
+        return string("fanOut", null);
+    }
+
     public int spoutParallelism() {
         return integer("spoutParallelism", 2);
     }

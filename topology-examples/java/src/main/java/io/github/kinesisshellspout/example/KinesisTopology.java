@@ -1,6 +1,7 @@
 package io.github.kinesisshellspout.example;
 
 import io.github.kinesisshellspout.KinesisShellSpout;
+import io.github.kinesisshellspout.KinesisShellSpoutBuilder;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.storm.Config;
@@ -30,8 +31,16 @@ public final class KinesisTopology {
         TopologyBuilder builder = new TopologyBuilder();
         // What a topology needs to read Kinesis: this line (and the kinesis-shell-spout dependency).
         KinesisShellSpout spout = new KinesisShellSpout(config.spoutConf());
-        if (!config.registerJsonTypes()) {
-            spout = KinesisShellSpout.builder().setAll(config.spoutConf()).withoutJsonKryoRegistrations().build();
+        if (!config.registerJsonTypes() || config.fanOut() != null) {
+            KinesisShellSpoutBuilder options = KinesisShellSpout.builder().setAll(config.spoutConf());
+            if (!config.registerJsonTypes()) {
+                options.withoutJsonKryoRegistrations();
+            }
+            if (config.fanOut() != null) {
+                // Enhanced fan-out through this stream consumer, registered by the spout at its first start.
+                options.fanOut(config.fanOut());
+            }
+            spout = options.build();
         }
         if (config.declaredFields() != null) {
             spout = new MisdeclaredSpout(config.spoutConf(), config.declaredFields());
