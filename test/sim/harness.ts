@@ -345,7 +345,7 @@ export class Simulation {
           instance.spout.next({
             emit: (id) => {
               emitted += 1;
-              this.onEmit(instance, id);
+              this.onEmit(instance, id!);
             },
           }),
         );
