@@ -5,6 +5,7 @@
  */
 import { createStream, listAllShards, putRecords, splitShard, type PutResult } from '../helpers/kinesisAdmin';
 import { readJson, spoutSuite, stateBase, uniqueName, waitFor } from '../helpers/fixture';
+import { startTcpProxy } from '../helpers/tcpProxy';
 import type { Emit, StormDriver } from '../helpers/stormDriver';
 
 const suite = spoutSuite();
@@ -120,37 +121,52 @@ test('at-least-once (default): a kill loses nothing; what it repeats was in flig
   expect(count.first.emits.every((e) => typeof e.id === 'string')).toBe(true);
 });
 
-test('at-most-once: every record emitted only once the checkpoint past it is stored; a kill repeats nothing', async () => {
+test('at-most-once: a record is emitted only once ZooKeeper holds a checkpoint past it, one write per batch; a kill repeats nothing', async () => {
   const stream = await newStream(1);
   const app = uniqueName('app');
-  const put = await putRecords(suite.services.client, stream, records(300, 'r'));
-  const driver = await suite.spout(stream, app, {
-    delivery: 'at-most-once',
-    checkpointIntervalMs: 60_000,
-    statsIntervalMs: 200,
-  });
-  const checkpoint = `${stateBase(stream, app)}/checkpoints/${put[0].shardId}`;
-  const uncovered: string[] = [];
-  await driver.pump(() => driver.emits.length >= put.length, {
-    onEmit: async (emit) => {
-      // Emitted: ZooKeeper (one server, so what it answered is what it holds) already holds a checkpoint past it.
-      const stored = (await readJson(suite.services.inspector, checkpoint))?.position as
-        | { sequenceNumber?: string }
-        | undefined;
-      const at = BigInt(emit.tuple[3] as string);
-      if (stored?.sequenceNumber === undefined || BigInt(stored.sequenceNumber) < at) uncovered.push(recordOf(emit));
-    },
-  });
-  expect(uncovered).toEqual([]);
-  expect(driver.emits.every((e) => e.id === undefined && !('id' in e.frame))).toBe(true);
-  // One write per fetched batch, not per record (the interval is a minute: every write here is a batch's).
-  const stats = await waitFor('stats after every emit', () => {
-    const last = driver.lastStats();
-    return last !== undefined && last.emitted === put.length && last;
-  });
-  expect(stats.checkpointWrites).toBeGreaterThan(0);
-  expect(stats.checkpointWrites).toBeLessThan(20);
-  await driver.stop();
+  const proxy = await startTcpProxy(suite.services.zk.port);
+  try {
+    const driver = await suite.spout(stream, app, {
+      delivery: 'at-most-once',
+      checkpointIntervalMs: 60_000,
+      statsIntervalMs: 200,
+      zookeeper: { connect: `127.0.0.1:${proxy.port}`, sessionTimeoutMs: 6_000, root: '/it' },
+    });
+    await waitFor('the lease taken', () => driver.logs.some((l) => l.msg.includes('lease on')));
+    // ZooKeeper holds every byte for 1.5 s (well inside the session, the lease still trusted): the batch is
+    // fetched, its checkpoint write waits, and nothing of it may be emitted meanwhile.
+    proxy.pause();
+    const put = await putRecords(suite.services.client, stream, records(300, 'r'));
+    const pausedUntil = Date.now() + 1_500;
+    await driver.pump(() => Date.now() > pausedUntil, { onEmit: () => undefined });
+    const emittedWhilePaused = driver.emits.length;
+    proxy.resume();
+    const checkpoint = `${stateBase(stream, app)}/checkpoints/${put[0].shardId}`;
+    const uncovered: string[] = [];
+    await driver.pump(() => driver.emits.length >= put.length, {
+      onEmit: async (emit) => {
+        // ZooKeeper (one server: what it answered is what it holds) already holds a checkpoint past it.
+        const stored = (await readJson(suite.services.inspector, checkpoint))?.position as
+          | { sequenceNumber?: string }
+          | undefined;
+        const at = BigInt(emit.tuple[3] as string);
+        if (stored?.sequenceNumber === undefined || BigInt(stored.sequenceNumber) < at) uncovered.push(recordOf(emit));
+      },
+    });
+    expect(emittedWhilePaused).toBe(0);
+    expect(uncovered).toEqual([]);
+    expect(driver.emits.every((e) => e.id === undefined && !('id' in e.frame))).toBe(true);
+    // One write per fetched batch, not per record (the interval is a minute: every write here is a batch's).
+    const stats = await waitFor('stats after every emit', () => {
+      const last = driver.lastStats();
+      return last !== undefined && last.emitted === put.length && last;
+    });
+    expect(stats.checkpointWrites).toBeGreaterThan(0);
+    expect(stats.checkpointWrites).toBeLessThan(20);
+    await driver.stop();
+  } finally {
+    await proxy.close();
+  }
 
   const count = await killTest({ delivery: 'at-most-once' });
   expect(count.repeated).toEqual([]);
