@@ -35,6 +35,9 @@ export interface SpoutConfig extends Omit<Validated, 'applicationName' | 'zookee
 /** When a child shard may be read (schema: `ordering`). */
 export type Ordering = SpoutConfig['ordering'];
 
+/** What a crash may cost (schema: `delivery`). */
+export type Delivery = SpoutConfig['delivery'];
+
 export interface ConfigOrigins {
   applicationName: 'kinesis.spout.applicationName' | 'topology.name';
   zookeeperConnect: 'kinesis.spout.zookeeper.connect' | 'storm.zookeeper.servers';
@@ -184,6 +187,7 @@ export function validateConfig(raw: Record<string, unknown>, storm: StormDefault
     throw badConfig(`${CONF_KEY}.initialPosition.atTimestamp`, position.atTimestamp, 'must be an ISO-8601 date-time');
   }
   checkConsumer(valid);
+  checkDelivery(valid, raw);
   if (valid.retry.maxBackoffMs < valid.retry.initialBackoffMs) {
     throw badConfig(
       `${CONF_KEY}.retry.maxBackoffMs`,
@@ -213,6 +217,25 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
 /** The stream's name, from `streamName` or the tail of `streamArn`. */
 export function streamNameOf(config: SpoutConfig): string {
   return config.streamName ?? config.streamArn!.split('/').pop()!;
+}
+
+/** `tupleTracking` and `retry` only where they mean something: at-least-once always tracks and replays; the others never replay. */
+function checkDelivery(valid: SpoutConfig, raw: Record<string, unknown>): void {
+  if (valid.delivery === 'at-least-once') {
+    if (raw.tupleTracking !== undefined)
+      throw badConfig(
+        `${CONF_KEY}.tupleTracking`,
+        raw.tupleTracking,
+        'applies only with delivery "at-most-once" or "none" (at-least-once always tracks tuples): remove it or set delivery',
+      );
+    return;
+  }
+  if (raw.retry !== undefined)
+    throw badConfig(
+      `${CONF_KEY}.retry`,
+      raw.retry,
+      `applies only with delivery "at-least-once": with "${valid.delivery}" a failed tuple is never re-emitted nor dead-lettered; remove it or set delivery`,
+    );
 }
 
 /** Fan-out's consumer: named (default: the application's name) or given by ARN, and only with `readMode: "fanOut"`. */

@@ -179,6 +179,19 @@ export const configSchema = {
         },
       },
     },
+    delivery: {
+      type: 'string',
+      enum: ['at-least-once', 'at-most-once', 'none'],
+      default: 'at-least-once',
+      description:
+        'What a crash may cost, as storm-kafka-client names it (see [Delivery modes](guarantees.md#delivery-modes)). `at-least-once`: the checkpoint passes only acked records, failed tuples are re-emitted; a crash repeats what was in flight, never loses. `at-most-once`: the checkpoint is written past each fetched batch before any of it is emitted; a crash loses what was fetched and not yet emitted (and what the topology had not finished), never repeats; fails are not replayed. `none`: records are emitted as read and the checkpoint follows the last emitted one every `checkpointIntervalMs`; a crash repeats up to one interval of records; fails are not replayed.',
+    },
+    tupleTracking: {
+      type: 'boolean',
+      default: false,
+      description:
+        "With `delivery` `at-most-once` or `none`: emit with message ids anyway, so that `topology.max.spout.pending` and Storm's complete latency work; acks and fails then only release flow control, nothing is replayed. Without it tuples carry no id and Storm acks them at once. (`at-least-once` always tracks.)",
+    },
     ordering: {
       type: 'string',
       enum: ['parents-acked', 'parents-emitted', 'none'],

@@ -146,9 +146,11 @@ export class StormOutput {
   }
 
   /** The hot path: the frame is written as text, without building an object per tuple. */
-  emit(id: string, tuple: unknown[], stream: string): void {
+  emit(id: string | undefined, tuple: unknown[], stream: string): void {
     const streamField = stream === 'default' ? '' : `,"stream":${JSON.stringify(stream)}`;
-    this.pending += `{"command":"emit","id":${JSON.stringify(id)},"tuple":${JSON.stringify(tuple)}${streamField},"need_task_ids":false}\nend\n`;
+    // No id: Storm acks the tuple at once and sends no ack or fail for it.
+    const idField = id === undefined ? '' : `"id":${JSON.stringify(id)},`;
+    this.pending += `{"command":"emit",${idField}"tuple":${JSON.stringify(tuple)}${streamField},"need_task_ids":false}\nend\n`;
     if (!this.inCommand) this.flush(false);
   }
 

@@ -25,6 +25,7 @@ import { execute, type LetGo, type ShardWorld } from './shard/executor';
 import type { ShardEvent } from './shard/lifecycle';
 import { readerEvents, type ReaderContext } from './shard/readerEvents';
 import { RetakeBackoff, SHORT_TENURE_MS } from './shard/retakeBackoff';
+import { deliveryOf, type ShardDelivery } from './shard/delivery';
 
 /** How long an ack or fail of an emission made before a shard was let go may still come. */
 const LATE_OUTCOME_WAIT_MS = 10 * 60_000;
@@ -68,12 +69,14 @@ export class HeldShards {
   private readonly retake: RetakeBackoff;
   private readonly readers: ShardReaderFactory;
   private readonly readerContext: ReaderContext;
+  private readonly delivery: ShardDelivery;
   /** The session of the last call that had one: the lease writes of events without one go there. */
   private session: Session | undefined;
 
   constructor(private readonly deps: HeldShardsDeps) {
     this.lateOutcomes = new LateOutcomes(deps.config.maxRecordsInMemory, LATE_OUTCOME_WAIT_MS);
     this.retake = new RetakeBackoff(() => this.now);
+    this.delivery = deliveryOf(deps.config);
     const { kinesis, scheduler, stream, config } = deps;
     const { maxRecordsPerRequest, idlePollIntervalMs, maxGetRecordsPerSecond } = config;
     this.readers =
@@ -84,6 +87,10 @@ export class HeldShards {
       reading: (shard) => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading',
       held: () => ({ total: heldIn(this.byId.values()), shards: this.byId.size }),
       ended: (shard, children) => this.drain(shard, children),
+      // At most once, a fetched batch is emitted only once a checkpoint past it is stored: one write per batch (coalesced).
+      fetched: (shard) => {
+        if (this.delivery.mode === 'at-most-once') void this.apply(shard, { kind: 'flush' });
+      },
       requested: () => {
         deps.io.getRecords += 1;
       },
@@ -139,6 +146,7 @@ export class HeldShards {
     const shard = new OwnedShard(shardId, this.now, {
       deaggregate: this.deps.config.deaggregate,
       hashRange: this.deps.hashRangeOf?.(shardId),
+      delivery: this.delivery,
     });
     this.byId.set(shardId, shard);
     this.deps.metrics.leaseTaken(shardId);
@@ -204,7 +212,7 @@ export class HeldShards {
         kind: 'tick',
         now,
         buffered: shard.buffered,
-        inFlight: shard.inFlight.size,
+        inFlight: shard.awaited,
         announceEnd,
       });
     }

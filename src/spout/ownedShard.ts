@@ -2,12 +2,14 @@
 import { expandRecord, hasKplMagic, type HashRange } from '../kinesis/aggregation';
 import type { KinesisRecord } from '../kinesis/records';
 import type { ShardRecordReader } from '../kinesis/reader';
-import { InFlight, type Emitted } from './inFlight';
+import { InFlight, type Emitted, type Mark } from './inFlight';
 import { recordBytes, type Held } from './memory';
 import type { Position } from '../core/position';
 import { WriteQueue } from './writeQueue';
 import { ShardThroughput } from './shard/throughput';
 import { mayEmit, type ShardPhase } from './shard/lifecycle';
+import { AT_LEAST_ONCE, covers, releaseWait, type ShardDelivery } from './shard/delivery';
+import { compareSequence } from '../core/position';
 
 export type { ShardPhase };
 
@@ -49,16 +51,23 @@ export class OwnedShard {
    * `subSequence` are done and not emitted again. Cleared by the first record fetched.
    */
   resumeInside: { sequenceNumber: string; subSequence: number } | undefined;
+  /** Its delivery mode (config `delivery`, `tupleTracking`): see shard/delivery.ts. */
+  readonly delivery: ShardDelivery;
+  /** delivery none: the last record emitted (the checkpoint follows it). */
+  private lastEmitted: Mark | undefined;
+  /** delivery at-most-once: the last record a checkpoint write was asked to pass (kept at a hand-over). */
+  private claimed: string | undefined;
 
   constructor(
     readonly shardId: string,
     now: number,
-    options: { deaggregate?: boolean; hashRange?: HashRange } = {},
+    options: { deaggregate?: boolean; hashRange?: HashRange; delivery?: ShardDelivery } = {},
   ) {
     this.acquiredAt = now;
     this.throughput = new ShardThroughput(now);
     this.deaggregate = options.deaggregate ?? true;
     this.hashRange = options.hashRange;
+    this.delivery = options.delivery ?? AT_LEAST_ONCE;
   }
 
   get buffered(): number {
@@ -124,8 +133,19 @@ export class OwnedShard {
     this.lastSequenceNumber = records[records.length - 1]?.sequenceNumber ?? this.lastSequenceNumber;
   }
 
-  /** Drops what was prefetched but not emitted (the next holder re-reads it after the checkpoint). */
+  /**
+   * Drops what was prefetched but not emitted (the next holder re-reads it after the checkpoint). At most
+   * once, what a checkpoint write was asked to pass stays, to be emitted: the next holder will not read it.
+   */
   dropBuffer(): void {
+    const claimed = this.claimed;
+    if (this.delivery.mode === 'at-most-once' && claimed !== undefined) {
+      let end = this.bufferHead;
+      while (end < this.buffer.length && compareSequence(this.buffer[end]!.sequenceNumber, claimed) <= 0) end += 1;
+      for (let i = end; i < this.buffer.length; i += 1) this.bufferedBytes -= recordBytes(this.buffer[i]!);
+      this.buffer.length = end;
+      return;
+    }
     this.buffer = [];
     this.bufferHead = 0;
     this.bufferedBytes = 0;
@@ -139,8 +159,12 @@ export class OwnedShard {
   takeNext(now: number): { record: KinesisRecord; retry: Readonly<Emitted<KinesisRecord>> | undefined } | undefined {
     const retry = this.inFlight.takeDue(now);
     if (retry) return { record: retry.record, retry };
-    if (this.phase.kind === 'releasing' || this.bufferHead >= this.buffer.length) return undefined;
+    if (this.bufferHead >= this.buffer.length) return undefined;
+    const atMostOnce = this.delivery.mode === 'at-most-once';
+    if (this.phase.kind === 'releasing' && !atMostOnce) return undefined;
     const record = this.buffer[this.bufferHead]!;
+    // At most once: emitted only once the stored checkpoint passes it (a crash then loses it, never repeats it).
+    if (atMostOnce && !covers(this.stored?.position, record)) return undefined;
     // Let go of the slot at once: what was emitted stays alive only while the in-flight records (which count it) keep it.
     this.buffer[this.bufferHead] = undefined;
     this.bufferHead += 1;
@@ -150,14 +174,13 @@ export class OwnedShard {
       this.bufferHead = 0;
     }
     const { sequenceNumber, subSequence } = record;
-    this.inFlight.add(
-      {
-        sequenceNumber,
-        subSequence,
-        closesRecord: subSequence === undefined || subSequence === record.lastSubSequence,
-      },
-      record,
-    );
+    const mark = {
+      sequenceNumber,
+      subSequence,
+      closesRecord: subSequence === undefined || subSequence === record.lastSubSequence,
+    };
+    if (this.delivery.tracked) this.inFlight.add(mark, record);
+    if (this.delivery.mode === 'none') this.lastEmitted = mark;
     return { record, retry: undefined };
   }
 
@@ -168,13 +191,40 @@ export class OwnedShard {
 
   /** Handing over: every record emitted here is acked, so the taker re-emits nothing. */
   get handedOver(): boolean {
-    return this.phase.kind === 'releasing' && this.inFlight.size === 0;
+    return this.phase.kind === 'releasing' && this.awaited === 0;
   }
 
-  /** Where the checkpoint may move now: after the highest record (or user record) below which everything is acked. */
+  /** What its lifecycle waits for before SHARD_END (in flight) or, handing it over, before its last checkpoint. */
+  get awaited(): number {
+    if (this.phase.kind !== 'releasing') return this.inFlight.size;
+    return releaseWait(this.delivery.mode, this.inFlight.size, this.buffered);
+  }
+
+  /**
+   * Where the checkpoint may move now. At least once: after the highest record (or user record) below which
+   * everything is acked. At most once, while reading: past everything fetched (what is fetched is emitted
+   * only once that is stored). None: after the last record emitted.
+   */
   committable(): Position | undefined {
-    const checkpoint = this.inFlight.checkpoint;
-    return checkpoint === undefined ? undefined : { kind: 'AFTER', ...checkpoint };
+    switch (this.delivery.mode) {
+      case 'at-least-once': {
+        const checkpoint = this.inFlight.checkpoint;
+        return checkpoint === undefined ? undefined : { kind: 'AFTER', ...checkpoint };
+      }
+      case 'at-most-once': {
+        const last = this.lastSequenceNumber;
+        if (last === undefined || (this.phase.kind !== 'reading' && this.phase.kind !== 'draining')) return undefined;
+        this.claimed = last;
+        return { kind: 'AFTER', sequenceNumber: last };
+      }
+      case 'none': {
+        const mark = this.lastEmitted;
+        if (!mark) return undefined;
+        return mark.closesRecord || mark.subSequence === undefined
+          ? { kind: 'AFTER', sequenceNumber: mark.sequenceNumber }
+          : { kind: 'AFTER', sequenceNumber: mark.sequenceNumber, subSequence: mark.subSequence };
+      }
+    }
   }
 
   /** Read to the end and every record acked: SHARD_END may be written. */

@@ -14,7 +14,8 @@ import { ShardCounter, type SpoutMetrics } from './metrics';
 import type { OwnedShard } from './ownedShard';
 
 export interface Emitter {
-  emit(id: string, tuple: unknown[], stream: string): void;
+  /** Without an id (delivery other than at-least-once, without tupleTracking), Storm tracks no outcome for it. */
+  emit(id: string | undefined, tuple: unknown[], stream: string): void;
 }
 
 /** Where a record given up goes, in reply to the `fail` that gave it up. */
@@ -104,7 +105,8 @@ export class KinesisSpout {
 
   private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
     const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
-    out.emit(messageId(shard.shardId, record.sequenceNumber, record.subSequence), tuple, this.config.outputStream);
+    const id = shard.delivery.tracked ? messageId(shard.shardId, record.sequenceNumber, record.subSequence) : undefined;
+    out.emit(id, tuple, this.config.outputStream);
     if (retry) this.counters.reemitted += 1;
     else this.counters.emitted += 1;
     this.metrics.emitted(shard.shardId, recordBytes(record), retry);
@@ -133,6 +135,11 @@ export class KinesisSpout {
     }
     this.counters.failed += 1;
     this.metrics.shard(shard.shardId, ShardCounter.Failed);
+    // Only at least once is a failed tuple replayed; otherwise its fail only releases it (flow control).
+    if (shard.delivery.mode !== 'at-least-once') {
+      shard.inFlight.ack(key);
+      return;
+    }
     const { retry } = this.config;
     const outcome = afterFailure(entry.attempts, retry, shard.emitting && this.coordinator.trustedUntil() > now);
     if (outcome !== FailureOutcome.Retry) {

@@ -9,6 +9,7 @@
  *   SIM_MODE=chaos|planned every seed in one mode (default: one seed in four planned)
  *   SIM_READ_MODE=polling|fanOut every seed reads so (default: one seed in two fans out)
  *   SIM_BALANCE=throughput every task with balance "throughput" (default: count)
+ *   SIM_DELIVERY=at-most-once every task so (default: at-least-once), checked for `twice` and `uncovered`
  */
 import type { FaultRates } from './faults';
 import { NO_FAULTS } from './faults';
@@ -28,6 +29,7 @@ export interface SeedPlan {
   mode: 'chaos' | 'planned' | undefined;
   readMode?: SimReadMode;
   balance: 'count' | 'throughput' | undefined;
+  delivery?: 'at-least-once' | 'at-most-once';
 }
 
 const list = (text: string | undefined) =>
@@ -52,8 +54,22 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
   const readMode = env.SIM_READ_MODE === 'polling' || env.SIM_READ_MODE === 'fanOut' ? env.SIM_READ_MODE : undefined;
   if (env.SIM_READ_MODE !== undefined && readMode === undefined)
     throw new Error(`SIM_READ_MODE: polling or fanOut, not ${env.SIM_READ_MODE}`);
+  const delivery =
+    env.SIM_DELIVERY === 'at-least-once' || env.SIM_DELIVERY === 'at-most-once' ? env.SIM_DELIVERY : undefined;
+  if (env.SIM_DELIVERY !== undefined && delivery === undefined)
+    throw new Error(`SIM_DELIVERY: at-least-once or at-most-once, not ${env.SIM_DELIVERY}`);
   if (env.SIM_SEED !== undefined)
-    return { first: Number(env.SIM_SEED), count: 1, replay: true, without: typed, ignore, mode, readMode, balance };
+    return {
+      first: Number(env.SIM_SEED),
+      count: 1,
+      replay: true,
+      without: typed,
+      ignore,
+      mode,
+      readMode,
+      balance,
+      delivery,
+    };
   return {
     first: Number(env.SIM_FIRST_SEED ?? 1),
     count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS),
@@ -63,6 +79,7 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
     mode,
     readMode,
     balance,
+    delivery,
   };
 }
 
@@ -93,6 +110,7 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       mode: plan.mode,
       readMode: plan.readMode,
       balance: plan.balance,
+      delivery: plan.delivery,
     });
     virtualMs += result.stats.virtualMs;
     handOvers.begun += result.stats.handOvers.begun;

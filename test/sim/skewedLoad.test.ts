@@ -46,7 +46,7 @@ function run(seed: number) {
     const drive = () => {
       for (const p of processes) {
         const ids: string[] = [];
-        p.spout.next({ emit: (id) => ids.push(id) });
+        p.spout.next({ emit: (id) => ids.push(id!) });
         for (const id of ids) {
           emits.set(id, (emits.get(id) ?? 0) + 1);
           p.spout.ack(id);

@@ -26,6 +26,8 @@ export interface ReaderContext {
   isActive(): boolean;
   /** What every held shard holds, and how many are held (for this shard's share of the caps). */
   held(): { total: Held; shards: number };
+  /** Records were put into the shard's buffer. */
+  fetched(shard: OwnedShard): void;
   /** The shard was read to its end; its children as Kinesis named them (may be none). */
   ended(shard: OwnedShard, children: readonly ShardNode[]): void;
   /** Kinesis said the shard does not exist: a fresh listing and the stream's identity must decide; reading waits for the latter. */
@@ -75,7 +77,10 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       shard.reserved = 0;
       if (!context.reading(shard)) return;
       shard.push(records, notices);
-      if (records.length > 0) countLoad(shard, records, context);
+      if (records.length > 0) {
+        countLoad(shard, records, context);
+        context.fetched(shard);
+      }
       metrics.lag(shard.shardId, millisBehindLatest);
     },
     end: (children) => {

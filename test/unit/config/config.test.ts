@@ -155,6 +155,25 @@ describe('configuration', () => {
     expect(given.consumerName).toBeUndefined();
   });
 
+  it('delivers at least once unless told; tupleTracking only with the other modes, retry only with at-least-once', () => {
+    const base = { ...minimal, applicationName: 'a' };
+    expect(validateConfig(base)).toMatchObject({ delivery: 'at-least-once', tupleTracking: false });
+    expect(validateConfig({ ...base, delivery: 'at-most-once', tupleTracking: true })).toMatchObject({
+      delivery: 'at-most-once',
+      tupleTracking: true,
+    });
+    expect(validateConfig({ ...base, delivery: 'none' })).toMatchObject({ delivery: 'none', tupleTracking: false });
+    expect(() => validateConfig({ ...base, delivery: 'exactly-once' })).toThrow(
+      'bad configuration: kinesis.spout.delivery = "exactly-once": allowed: "at-least-once", "at-most-once", "none"',
+    );
+    expect(() => validateConfig({ ...base, tupleTracking: false })).toThrow(
+      'bad configuration: kinesis.spout.tupleTracking = false: applies only with delivery "at-most-once" or "none"',
+    );
+    expect(() => validateConfig({ ...base, delivery: 'none', retry: { maxRetries: 3 } })).toThrow(
+      'bad configuration: kinesis.spout.retry = {"maxRetries":3}: applies only with delivery "at-least-once"',
+    );
+  });
+
   it('reports an unreadable file by name', () => {
     expect(() => loadConfig({}, '/nonexistent/spout.json')).toThrow(/bad configuration file \/nonexistent\/spout.json/);
   });

@@ -205,6 +205,21 @@ describe('protocol', () => {
     ]);
   });
 
+  it('writes an emit without an id (delivery without tuple tracking) as a frame with no id key', () => {
+    const writes: string[] = [];
+    const out = new StormOutput((t) => writes.push(t));
+    out.pid(7);
+    writes.length = 0;
+    out.beginCommand();
+    out.emit(undefined, ['k', 'd'], 'default');
+    out.sync();
+    const frames = writes[0]
+      .split('\nend\n')
+      .filter(Boolean)
+      .map((f) => JSON.parse(f));
+    expect(frames).toEqual([{ command: 'emit', tuple: ['k', 'd'], need_task_ids: false }, { command: 'sync' }]);
+  });
+
   it('writes a log at once outside a command', () => {
     const writes: string[] = [];
     const out = new StormOutput((t) => writes.push(t));

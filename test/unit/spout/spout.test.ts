@@ -45,7 +45,7 @@ function setUp() {
   });
   const spout = new KinesisSpout(config, coordinator, { log: () => undefined, error: () => undefined }, scheduler);
   const emitted: string[] = [];
-  spout.next({ emit: (id) => emitted.push(id) });
+  spout.next({ emit: (id) => emitted.push(id!) });
   return { spout, shard, lateOutcomes, emitted };
 }
 
@@ -80,7 +80,7 @@ describe('KinesisSpout fails', () => {
     spout.fail(emitted[0], noDeadLetters);
     clock += 60_000;
     const again: string[] = [];
-    for (let i = 0; i < 3; i += 1) spout.next({ emit: (id) => again.push(id) });
+    for (let i = 0; i < 3; i += 1) spout.next({ emit: (id) => again.push(id!) });
     expect(again).toEqual([emitted[0]]);
   });
 
@@ -92,7 +92,7 @@ describe('KinesisSpout fails', () => {
     expect(shard.pendingRetries).toBe(1);
     clock += 60_000;
     const again: string[] = [];
-    for (let i = 0; i < 3; i += 1) spout.next({ emit: (id) => again.push(id) });
+    for (let i = 0; i < 3; i += 1) spout.next({ emit: (id) => again.push(id!) });
     expect(again).toEqual([emitted[0]]);
     // Its re-emission's own outcome still counts.
     spout.fail(emitted[0], noDeadLetters);

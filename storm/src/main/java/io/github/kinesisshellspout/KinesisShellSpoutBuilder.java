@@ -106,6 +106,25 @@ public final class KinesisShellSpoutBuilder {
         return set("maxGetRecordsPerSecond", callsPerSecond);
     }
 
+    /**
+     * What a crash may cost, as storm-kafka-client names it: {@code at-least-once} (the default: failed tuples
+     * re-emitted, a crash repeats what was in flight), {@code at-most-once} (the checkpoint is written past each
+     * fetched batch before it is emitted: a crash loses, never repeats) or {@code none} (checkpointed as emitted,
+     * periodically: a crash repeats up to one checkpoint interval). The last two never replay a fail.
+     */
+    public KinesisShellSpoutBuilder delivery(String delivery) {
+        return set("delivery", delivery);
+    }
+
+    /**
+     * With {@code delivery} {@code at-most-once} or {@code none}, as storm-kafka-client's
+     * {@code setTupleTrackingEnforced}: tuples keep message ids so that {@code topology.max.spout.pending} and the
+     * complete latency work; their acks and fails only release them.
+     */
+    public KinesisShellSpoutBuilder tupleTracking(boolean tracked) {
+        return set("tupleTracking", tracked);
+    }
+
     /** Records failed more than {@code retry.maxRetries} times go to this stream instead of being skipped. */
     public KinesisShellSpoutBuilder deadLetters(String stream) {
         set("retry.onExhausted", "deadLetter");

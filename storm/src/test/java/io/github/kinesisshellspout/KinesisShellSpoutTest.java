@@ -184,6 +184,12 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void theBuilderSetsTheDeliveryMode() {
+        Map<String, Object> built = KinesisShellSpout.builder().streamName("orders").region("eu-west-1").zookeeper("zk:2181").delivery("at-most-once").tupleTracking(true).build().getComponentConfiguration();
+        assertEquals(conf("delivery", "at-most-once", "tupleTracking", true), built.get("kinesis.spout"));
+    }
+
+    @Test
     void survivesJavaSerializationAsStormShipsIt() {
         // Map.of and List.of copies are what users pass; the spout keeps its own mutable, serializable copy.
         KinesisShellSpout spout = new KinesisShellSpout(conf("outputFields", List.of("data"), "retry", Map.of("onExhausted", "deadLetter")));
