@@ -12,6 +12,7 @@ import { drawRates, FaultPlan, type FaultRates } from './faults';
 import { HandOvers, type HandOverStats } from './handOvers';
 import { InvariantChecker, unitRank, type Violation } from './invariants';
 import { SimKinesis } from './kinesis/simKinesis';
+import { MAX_EVENT_RECORDS } from './kinesis/simFanOut';
 import { SimStream } from './kinesis/simStream';
 import { Operator } from './operator';
 import { Random } from './random';
@@ -310,13 +311,27 @@ export class Simulation {
   }
 
   private afterStep(): void {
-    // One GetRecords may come on top of the cap, and a Kinesis record may be an aggregate: the room for a
-    // request is reckoned at the shard's mean user records per record, so aggregates larger than that mean
-    // go past it (documented). At most MAX_USER_RECORDS user records per Kinesis record here.
-    const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest * MAX_USER_RECORDS;
     for (const instance of this.slots) {
-      if (instance?.owner.alive) this.checker.checkMemory(instance.name, instance.coordinator.inMemory(), cap);
+      if (instance?.owner.alive)
+        this.checker.checkMemory(
+          instance.name,
+          instance.coordinator.inMemory(),
+          this.memoryCap(instance.coordinator.shards.size),
+        );
     }
+  }
+
+  /**
+   * What a process holding `shards` may hold at most. Polling: one GetRecords on top of the cap (the readers
+   * reserve what they ask for). Fan-out: an event's size is the server's choice, so each shard may go past
+   * its share by the one event it had asked for while it had room (documented). And a Kinesis record may be
+   * an aggregate: the room is reckoned at the shard's mean user records per record, so aggregates larger
+   * than that mean go past it (documented); at most MAX_USER_RECORDS user records per Kinesis record here.
+   */
+  private memoryCap(shards: number): number {
+    const beyond =
+      this.config.readMode === 'fanOut' ? Math.max(1, shards) * MAX_EVENT_RECORDS : this.config.maxRecordsPerRequest;
+    return this.config.maxRecordsInMemory + beyond * MAX_USER_RECORDS;
   }
 
   // ---- processes
@@ -376,10 +391,7 @@ export class Simulation {
       const owner = this.server.node(leases + shard)?.ephemeralOwner;
       return owner !== undefined && instance.sessions.has(owner) && this.server.isAlive(owner);
     };
-    // One GetRecords may come on top of the cap, and a Kinesis record may be an aggregate: the room for a
-    // request is reckoned at the shard's mean user records per record, so aggregates larger than that mean
-    // go past it (documented). At most MAX_USER_RECORDS user records per Kinesis record here.
-    const cap = this.config.maxRecordsInMemory + this.config.maxRecordsPerRequest * MAX_USER_RECORDS;
+    const cap = this.memoryCap(instance.coordinator.shards.size);
     const held = instance.held.count(holds);
     if (held > cap)
       this.checker.fail(

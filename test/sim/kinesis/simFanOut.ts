@@ -34,6 +34,9 @@ interface SimConsumer {
 
 const abortError = () => Object.assign(new Error('Request aborted'), { name: 'AbortError' });
 
+/** The most Kinesis records one event carries here. */
+export const MAX_EVENT_RECORDS = 40;
+
 export class SimFanOut {
   private readonly consumers = new Map<string, SimConsumer>();
   /** Per consumer and shard: until when the last subscription holds it, and when it was opened. */
@@ -119,7 +122,7 @@ export class SimFanOut {
           : Object.assign(new Error('read ECONNRESET'), { name: 'Error', code: 'ECONNRESET' }),
       };
     const { shard } = stream;
-    const records = shard.records.slice(stream.index, stream.index + this.rng.int(1, 40));
+    const records = shard.records.slice(stream.index, stream.index + this.rng.int(1, MAX_EVENT_RECORDS));
     stream.index += records.length;
     const closed = shard.endingSequenceNumber !== undefined;
     const last = closed && stream.index >= shard.records.length;
