@@ -129,8 +129,10 @@ function onHandshake(body: string): void {
   // Storm waits for the pid with no timeout and takes it from the first frame it reads: it goes out before
   // anything that could block or fail, even a handshake this cannot read (Storm then lives to show why).
   const wire = offeredWire(body);
-  if (wire) useCompact(jsonOut.pidAccepting(process.pid, wire));
-  else jsonOut.pid(process.pid);
+  if (wire) {
+    useCompact(jsonOut.pidAccepting(process.pid, wire));
+    out.log(`speaking the ${wire} wire format with Storm`);
+  } else jsonOut.pid(process.pid);
   const handshake = parseHandshake(body);
   writePidFile(handshake.pidDir);
   // Told to stop (or crashed) before Storm even said hello: the pid is all it gets.

@@ -78,6 +78,11 @@ public final class ExampleConfig {
         return !Boolean.FALSE.equals(json.get("registerJsonTypes"));
     }
 
+    /** The compact wire format between the spout's tasks and their processes (default false: Storm's JSON). */
+    public boolean compactSerializer() {
+        return Boolean.TRUE.equals(json.get("compactSerializer"));
+    }
+
     public int spoutParallelism() {
         return integer("spoutParallelism", 2);
     }
