@@ -79,8 +79,11 @@ public class CompactSerializer implements ISerializer {
         return handshake(conf, context.getPIDDir(), context);
     }
 
-    /** The handshake as Storm's JSON serializer sends it, the offer added; the format as the reply says. */
-    Number handshake(Map<String, Object> conf, String pidDir, Object context) throws IOException, NoOutputException {
+    /**
+     * The handshake as Storm's JSON serializer sends it, the offer added; the format as the reply says.
+     * Public for drivers without a TopologyContext (benchmarks): {@code context} is anything JSON-able.
+     */
+    public Number handshake(Map<String, Object> conf, String pidDir, Object context) throws IOException, NoOutputException {
         Map<String, Object> offered = new HashMap<>(conf);
         offered.put(WIRE_CONF_KEY, List.of(COMPACT_WIRE));
         JSONObject setup = new JSONObject();
