@@ -16,7 +16,9 @@ import { createKinesisClient, type KinesisApi } from '../kinesis/client';
 import { createFanOutClient } from '../kinesis/fanOutClient';
 import { FrameDecoder } from '../multilang/frames';
 import { metricsRegistration, metricsSendIntervalMs, type MetricsRegistration } from '../multilang/metricsRegistration';
-import { parseCommand, parseHandshake, StormOutput, taskPosition } from '../multilang/protocol';
+import { parseCommand, parseHandshake, type SpoutCommand, StormOutput, taskPosition } from '../multilang/protocol';
+import { CompactOutput, type SpoutOutput } from '../multilang/compactProtocol';
+import { compactInput, offeredWire, replayJsonFrames } from './compactWire';
 import { StormStdio } from '../multilang/stdio';
 import { Coordinator } from '../spout/coordinator';
 import { viewOf } from '../spout/metrics';
@@ -36,7 +38,10 @@ const stdio = new StormStdio({
   onOutputError: () => void exitAfterShutdown('stdout closed'),
   onWarning: (message) => out.log(message, LogLevel.Warn),
 });
-const out = new StormOutput((text, reply) => stdio.write(text, reply));
+const jsonOut = new StormOutput((text, reply) => stdio.write(text, reply));
+/** Storm's JSON frames, or the compact ones once the handshake chose them. */
+let out: SpoutOutput = jsonOut;
+let compact = false;
 const logger: Logger = {
   log: (level, message) => out.log(message, level),
   error: (message) => out.error(message),
@@ -123,7 +128,11 @@ let options: RunOptions = {};
 function onHandshake(body: string): void {
   // Storm waits for the pid with no timeout and takes it from the first frame it reads: it goes out before
   // anything that could block or fail, even a handshake this cannot read (Storm then lives to show why).
-  out.pid(process.pid);
+  const wire = offeredWire(body);
+  if (wire) {
+    useCompact(jsonOut.pidAccepting(process.pid, wire));
+    out.log(`speaking the ${wire} wire format with Storm`);
+  } else jsonOut.pid(process.pid);
   const handshake = parseHandshake(body);
   writePidFile(handshake.pidDir);
   // Told to stop (or crashed) before Storm even said hello: the pid is all it gets.
@@ -157,7 +166,7 @@ function onHandshake(body: string): void {
     scheduler: realScheduler,
     member: { taskIndex: task.index, taskCount: task.count, host: hostname(), pid: process.pid },
   });
-  spout = new KinesisSpout(config, coordinator, logger, realScheduler);
+  spout = new KinesisSpout(config, coordinator, logger, realScheduler, compact);
   out.log(
     // Numbered from 0, as the member ids (task<index>-...) and `status` number the tasks.
     `kinesis-shell-spout task ${task.index} (of 0..${task.count - 1}) reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`,
@@ -221,6 +230,21 @@ function logStats(config: SpoutConfig): void {
 }
 
 function onCommand(body: string): void {
+  let command: SpoutCommand | undefined;
+  let bad: unknown;
+  try {
+    command = parseCommand(body);
+  } catch (err) {
+    bad = err;
+  }
+  answer([], command, bad);
+}
+
+/**
+ * Answers one command from Storm: the acks its frame carried first (the compact format's), then the
+ * command, then exactly one sync, whatever went wrong (Storm waits for it).
+ */
+function answer(acks: unknown[], command: SpoutCommand | undefined, bad?: unknown): void {
   out.beginCommand();
   if (answersOnlySync(lifecycle)) {
     if (failureDue(lifecycle, performance.now()) && lifecycle.kind === 'failed') {
@@ -230,33 +254,68 @@ function onCommand(body: string): void {
     out.sync();
     return;
   }
-  try {
-    const command = parseCommand(body);
-    switch (command.command) {
-      case 'next':
-        spout!.next(out);
-        break;
-      case 'ack':
-        spout!.ack(command.id);
-        break;
-      case 'fail':
-        spout!.fail(command.id, out);
-        break;
-      case 'activate':
-        out.log('activated: listing shards again');
-        coordinator!.activate();
-        break;
-      case 'deactivate':
-        out.log('deactivated: reading stopped, leases kept, acks still checkpointed');
-        coordinator!.deactivate();
-        break;
+  if (bad !== undefined) report(describeError(bad));
+  for (const id of acks) {
+    try {
+      spout!.ack(id);
+    } catch (err) {
+      report(describeError(err));
     }
+  }
+  try {
+    if (command) handle(command);
   } catch (err) {
-    // Storm waits for this command's sync whatever went wrong: report, then answer.
     report(describeError(err));
   }
   if (metricsDue) sendMetrics();
   out.sync();
+}
+
+/** From now on the compact format, both ways; `early` holds the JSON frames said before the pid. */
+function useCompact(early: string): void {
+  compact = true;
+  out = new CompactOutput((bytes, reply) => stdio.writeBytes(bytes, reply));
+  replayJsonFrames(early, out);
+  stdio.useBytes(
+    compactInput({
+      command: answer,
+      // The frame's acks cannot be trusted: this process stops reading (its shards go to other tasks from
+      // their checkpoints) rather than hold records whose outcome it lost.
+      badFrame: (err) => {
+        out.beginCommand();
+        fail(describeError(err));
+        out.sync();
+      },
+      // Where the next frame starts is lost: no command can be answered any more. Storm learns why, and
+      // sees the process exit (checkpoints flushed, leases given up for other tasks to re-read).
+      broken: (err) => {
+        report(`${describeError(err)}: stopping`);
+        void exitAfterShutdown('the compact stream from Storm cannot be read');
+      },
+    }),
+  );
+}
+
+function handle(command: SpoutCommand): void {
+  switch (command.command) {
+    case 'next':
+      spout!.next(out);
+      break;
+    case 'ack':
+      spout!.ack(command.id);
+      break;
+    case 'fail':
+      spout!.fail(command.id, out);
+      break;
+    case 'activate':
+      out.log('activated: listing shards again');
+      coordinator!.activate();
+      break;
+    case 'deactivate':
+      out.log('deactivated: reading stopped, leases kept, acks still checkpointed');
+      coordinator!.deactivate();
+      break;
+  }
 }
 
 function onText(text: string): void {

@@ -72,13 +72,14 @@ export function tupleOf(
   fields: readonly TupleField[],
   format: DataFormat,
   onBadJson: DataDecodeFailure,
+  rawBytes = false,
 ): unknown[] {
   return fields.map((field) => {
     switch (field) {
       case 'partitionKey':
         return record.partitionKey;
       case 'data':
-        return decodeData(record, format, onBadJson);
+        return decodeData(record, format, onBadJson, rawBytes);
       case 'shardId':
         return record.shardId;
       case 'sequenceNumber':
@@ -91,9 +92,15 @@ export function tupleOf(
   });
 }
 
-function decodeData(record: KinesisRecord, format: DataFormat, onBadJson: DataDecodeFailure): unknown {
+/** With `rawBytes` (a wire format that carries bytes: the compact one), `base64` data stays bytes. */
+function decodeData(
+  record: KinesisRecord,
+  format: DataFormat,
+  onBadJson: DataDecodeFailure,
+  rawBytes: boolean,
+): unknown {
   const bytes = Buffer.from(record.data.buffer, record.data.byteOffset, record.data.byteLength);
-  if (format === 'base64') return bytes.toString('base64');
+  if (format === 'base64') return rawBytes ? bytes : bytes.toString('base64');
   const text = bytes.toString('utf8');
   if (format === 'utf8') return text;
   try {

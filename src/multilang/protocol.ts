@@ -136,13 +136,27 @@ export class StormOutput {
 
   /** The handshake's reply, written ahead of everything said so far. */
   pid(pid: number): void {
+    this.write(`${JSON.stringify({ pid })}\nend\n${this.takeBeforePid()}`, false);
+  }
+
+  /**
+   * The handshake's reply accepting another wire format (`wire`): only the pid goes out; what was said
+   * before it is returned, as JSON frames, for the new format's output to say again.
+   */
+  pidAccepting(pid: number, wire: string): string {
+    const early = this.takeBeforePid();
+    this.write(`${JSON.stringify({ pid, wire })}\nend\n`, false);
+    return early;
+  }
+
+  private takeBeforePid(): string {
     const early = this.beforePid ?? [];
     this.beforePid = undefined;
     if (this.droppedBeforePid > 0)
       early.push(
         `${JSON.stringify({ command: 'log', msg: `${this.droppedBeforePid} more frames said before the handshake were dropped`, level: LogLevel.Warn })}\nend\n`,
       );
-    this.write(`${JSON.stringify({ pid })}\nend\n${early.join('')}`, false);
+    return early.join('');
   }
 
   /** The hot path: the frame is written as text, without building an object per tuple. */

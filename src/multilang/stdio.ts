@@ -30,10 +30,14 @@ const SLICE_MS = 1;
 /** A blocking read that waited this long for Storm (up to twice this) gives the process back to the event loop. */
 const WATCHDOG_MS = 10;
 
-/** Shared with the watchdog: [blocked in a read (0/1), reads started, direct mode on (0/1)]. */
+/**
+ * Shared with the watchdog: [blocked in a read (0/1), reads started, direct mode on (0/1), part of a
+ * compact frame held (0/1): its wake-up byte would land inside the frame, so it waits for the rest].
+ */
 const BLOCKED = 0;
 const STARTED = 1;
 const DIRECT = 2;
+const PARTIAL = 3;
 
 /**
  * The watchdog, run as a worker without an event loop. It sleeps while the direct mode is off; while it
@@ -48,7 +52,7 @@ for (;;) {
   const blocked = Atomics.load(state, ${BLOCKED});
   const started = Atomics.load(state, ${STARTED});
   Atomics.wait(state, ${DIRECT}, 1, periodMs);
-  if (blocked === 1 && Atomics.load(state, ${BLOCKED}) === 1 && Atomics.load(state, ${STARTED}) === started) {
+  if (blocked === 1 && Atomics.load(state, ${BLOCKED}) === 1 && Atomics.load(state, ${STARTED}) === started && Atomics.load(state, ${PARTIAL}) === 0) {
     try {
       const fd = fs.openSync(stdinPath, 'w');
       try { fs.writeSync(fd, Buffer.alloc(1)); } finally { fs.closeSync(fd); }
@@ -104,6 +108,9 @@ export class StormStdio {
   private scheduled = false;
   private stopped = false;
   private ended = false;
+  /** Set once the compact format is chosen: raw bytes from then on; it says whether part of a frame is held. */
+  private onBytes: ((chunk: Buffer) => boolean) | undefined;
+  private partial = false;
 
   constructor(private readonly handlers: StdioHandlers) {}
 
@@ -130,7 +137,7 @@ export class StormStdio {
       for (const fd of [stdin, stdout]) if (fd !== undefined) closeSync(fd);
       return 'stdin and stdout are not both pipes';
     }
-    const state = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
+    const state = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT));
     let worker: Worker;
     try {
       worker = new Worker(WATCHDOG_SOURCE, {
@@ -176,6 +183,28 @@ export class StormStdio {
     process.stdout.write(text);
   }
 
+  /**
+   * From now on, what Storm sends goes to `onBytes` as bytes, NUL bytes included (the compact format skips
+   * them between frames); `onBytes` returns whether it holds part of a frame.
+   */
+  useBytes(onBytes: (chunk: Buffer) => boolean): void {
+    this.onBytes = onBytes;
+  }
+
+  /** `write`'s counterpart for the compact format; `bytes` may be reused once this returns. */
+  writeBytes(bytes: Buffer, reply: boolean): void {
+    if (reply && this.direct && process.stdout.writableLength === 0) {
+      try {
+        for (let offset = 0; offset < bytes.length; )
+          offset += writeSync(this.direct.stdout, bytes, offset, bytes.length - offset);
+      } catch (err) {
+        this.handlers.onOutputError(err as Error);
+      }
+      return;
+    }
+    process.stdout.write(Buffer.from(bytes));
+  }
+
   private encoded = Buffer.allocUnsafe(0);
 
   /** A buffer of at least `bytes`, kept between replies unless it would hold more than REPLY_BUFFER_KEPT. */
@@ -204,6 +233,11 @@ export class StormStdio {
 
   /** Hands on what `chunk` completes; false when that is nothing. */
   private deliver(chunk: Buffer): boolean {
+    if (this.onBytes) {
+      this.partial = this.onBytes(chunk);
+      if (this.direct) Atomics.store(this.direct.state, PARTIAL, this.partial ? 1 : 0);
+      return chunk.length !== 1 || chunk[0] !== 0;
+    }
     const text = this.text.push(chunk);
     if (text !== '') this.handlers.onText(text);
     return text !== '';
@@ -253,7 +287,8 @@ export class StormStdio {
       }
       if (read === 0) return this.end();
       this.counters.directReads += 1;
-      if (read === 1 && buffer[0] === 0) {
+      // With the compact format a NUL inside a frame is data: the watchdog wakes no read while part of one is held.
+      if (read === 1 && buffer[0] === 0 && !this.partial) {
         // The watchdog: Storm is quiet, wait for it in the event loop.
         this.counters.watchdogWakes += 1;
         break;

@@ -64,6 +64,8 @@ export class KinesisSpout {
     private readonly coordinator: ShardSource,
     logger: Logger,
     private readonly scheduler: Scheduler,
+    /** The wire carries bytes (the compact format): `base64` data is emitted as bytes (a Java byte[]). */
+    private readonly rawBytes = false,
   ) {
     this.reporter = new Reporter(logger, scheduler);
     this.metrics = coordinator.metrics;
@@ -104,7 +106,7 @@ export class KinesisSpout {
     );
 
   private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
-    const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
+    const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson, this.rawBytes);
     const id = shard.delivery.tracked ? messageId(shard.shardId, record.sequenceNumber, record.subSequence) : undefined;
     out.emit(id, tuple, this.config.outputStream);
     if (retry) this.counters.reemitted += 1;
@@ -171,7 +173,7 @@ export class KinesisSpout {
     const { retry } = this.config;
     const id = messageIdOfKey(shard.shardId, key);
     if (deadLetter) {
-      const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson);
+      const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson, this.rawBytes);
       out.emitUnanchored(deadLetterTuple(tuple, attempts, this.scheduler.wallNow()), retry.deadLetterStream);
       this.counters.deadLettered += 1;
       this.metrics.shard(shard.shardId, ShardCounter.DeadLettered);

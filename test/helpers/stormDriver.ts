@@ -53,7 +53,7 @@ export interface DriverOptions {
 }
 
 /** An OS pipe, made from a FIFO (Node has no pipe(2)): both ends open, the FIFO's name already gone. */
-function osPipe(): { read: number; write: number } {
+export function osPipe(): { read: number; write: number } {
   const dir = mkdtempSync(join(tmpdir(), 'spout-pipe-'));
   const path = join(dir, 'fifo');
   execFileSync('mkfifo', [path]);

@@ -34,4 +34,12 @@ describe('tupleOf', () => {
     ]);
     expect(tupleOf(plain, ['sequenceNumber', 'subSequence'], 'utf8', failOnBadJson)).toEqual(['49650', null]);
   });
+
+  it('gives base64 data as a string, or as the bytes themselves for a wire that carries bytes (compact)', () => {
+    expect(tupleOf(plain, ['data'], 'base64', failOnBadJson)).toEqual([Buffer.from('{"a":1}').toString('base64')]);
+    const [bytes] = tupleOf(plain, ['data'], 'base64', failOnBadJson, true);
+    expect(Buffer.isBuffer(bytes) && (bytes as Buffer).equals(Buffer.from('{"a":1}'))).toBe(true);
+    // Only base64 becomes bytes: text and JSON stay what they are on any wire.
+    expect(tupleOf(plain, ['data'], 'utf8', failOnBadJson, true)).toEqual(['{"a":1}']);
+  });
 });

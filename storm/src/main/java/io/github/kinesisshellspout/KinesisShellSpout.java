@@ -70,6 +70,7 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     private final HashMap<String, Object> spoutConf;
     private final SpoutStreams streams;
     private final boolean registerJsonTypes;
+    private boolean compactSerializer;
 
     /**
      * @param spoutConf the {@code kinesis.spout} map (see the project's docs/configuration.md), checked
@@ -97,6 +98,18 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
         command.addAll(NODE_OPTIONS);
         command.add(SCRIPT);
         return command.toArray(new String[0]);
+    }
+
+    /**
+     * This spout's tasks speak the compact wire format with their processes ({@link CompactSerializer}):
+     * binary frames, acks carried many to a round trip. For this component only: the executor passes
+     * {@code open} the conf the serializer is chosen from, so other multilang components of the topology
+     * keep theirs. With {@code dataFormat: "base64"}, the data field is then a {@code byte[]} (the raw
+     * bytes), not a base64 string.
+     */
+    public KinesisShellSpout useCompactSerializer() {
+        this.compactSerializer = true;
+        return this;
     }
 
     public static KinesisShellSpoutBuilder builder() {
@@ -148,7 +161,7 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
         int bucketSecs = bucketSecs(conf);
         context.registerMetric(PROCESS_METRIC, new KinesisShellMetric(PROCESS_METRIC), bucketSecs);
         context.registerMetric(SHARD_METRIC, new KinesisShellMetric(SHARD_METRIC), bucketSecs);
-        super.open(processConf(conf), context, collector);
+        super.open(processConf(conf, compactSerializer), context, collector);
     }
 
     /**
@@ -158,6 +171,10 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
      * serializer that keeps it ({@link LogLevelJsonSerializer}).
      */
     static Map<String, Object> processConf(Map<String, Object> conf) {
+        return processConf(conf, false);
+    }
+
+    static Map<String, Object> processConf(Map<String, Object> conf, boolean compact) {
         Map<String, Object> metrics = new LinkedHashMap<>();
         metrics.put("version", 1);
         metrics.put("process", PROCESS_METRIC);
@@ -168,7 +185,11 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
         // Storm 2.6/2.7 log every line of the process at INFO (apache/storm#7954): the same serializer,
         // with the level kept. Only in place of Storm's own JSON one (the process speaks nothing else).
         Object serializer = conf.get(Config.TOPOLOGY_MULTILANG_SERIALIZER);
-        if (LogLevelJsonSerializer.STORM_DROPS_LEVELS
+        if (compact) {
+            // Set here, not in the component configuration: Storm's executor drops Storm's own keys from
+            // that (Executor.normalizedComponentConf), but ShellSpout takes the serializer from this map.
+            processConf.put(Config.TOPOLOGY_MULTILANG_SERIALIZER, CompactSerializer.class.getName());
+        } else if (LogLevelJsonSerializer.STORM_DROPS_LEVELS
             && (serializer == null || JsonSerializer.class.getName().equals(serializer))) {
             processConf.put(Config.TOPOLOGY_MULTILANG_SERIALIZER, LogLevelJsonSerializer.class.getName());
         }

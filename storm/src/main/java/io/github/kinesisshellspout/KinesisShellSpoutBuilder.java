@@ -157,6 +157,8 @@ public final class KinesisShellSpoutBuilder {
     }
 
     /** The Node.js executable, if {@code node} on the worker's PATH is not the one (Node 20 or newer). */
+    private boolean compactSerializer;
+
     public KinesisShellSpoutBuilder node(String executable) {
         this.node = executable;
         return this;
@@ -171,7 +173,14 @@ public final class KinesisShellSpoutBuilder {
         return this;
     }
 
+    /** The compact wire format for this spout's tasks: see {@link KinesisShellSpout#useCompactSerializer()}. */
+    public KinesisShellSpoutBuilder compactSerializer() {
+        this.compactSerializer = true;
+        return this;
+    }
+
     public KinesisShellSpout build() {
-        return new KinesisShellSpout(conf, node, registerJsonTypes);
+        KinesisShellSpout spout = new KinesisShellSpout(conf, node, registerJsonTypes);
+        return compactSerializer ? spout.useCompactSerializer() : spout;
     }
 }

@@ -83,6 +83,11 @@ public final class ExampleConfig {
         return string("fanOut", null);
     }
 
+    /** The compact wire format between the spout's tasks and their processes (default false: Storm's JSON). */
+    public boolean compactSerializer() {
+        return Boolean.TRUE.equals(json.get("compactSerializer"));
+    }
+
     public int spoutParallelism() {
         return integer("spoutParallelism", 2);
     }

@@ -45,6 +45,9 @@ public final class KinesisTopology {
         if (config.declaredFields() != null) {
             spout = new MisdeclaredSpout(config.spoutConf(), config.declaredFields());
         }
+        if (config.compactSerializer()) {
+            spout.useCompactSerializer();
+        }
         builder.setSpout(SPOUT, spout, config.spoutParallelism()).setNumTasks(config.spoutTasks());
         BoltDeclarer recorder = builder.setBolt(RECORDER, new RecordingBolt(config.outputFile()), config.boltParallelism());
         List<String> fields = config.declaredFields() != null ? config.declaredFields() : spout.outputFields();

@@ -39,6 +39,10 @@ public class RecordingBolt extends BaseRichBolt {
             values.put(field, tuple.getValueByField(field));
         }
         Object data = values.get("data");
+        if (data instanceof byte[] bytes) {
+            // The compact wire format's base64 data: raw bytes, which the JSON recorder writes as base64.
+            values.put("data", java.util.Base64.getEncoder().encodeToString(bytes));
+        }
         Map<String, Object> event = new LinkedHashMap<>();
         event.put("event", "received");
         event.put("id", id);
