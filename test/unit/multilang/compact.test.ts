@@ -90,6 +90,7 @@ describe('compact format: the process to Storm', () => {
     out.error('failed: é\n"quoted"');
     out.metrics('kinesis-spout', { shards: 3, nested: { a: [1, 2.5, null] } });
     out.emitUnanchored(['dead', 2], 'dlq');
+    out.emit(undefined, ['untracked'], 'default');
     out.log('debug line', LogLevel.Debug);
     out.sync();
     out.beginCommand();
@@ -102,6 +103,7 @@ describe('compact format: the process to Storm', () => {
         { command: 'error', msg: 'failed: é\n"quoted"' },
         { command: 'metrics', name: 'kinesis-spout', params: { shards: 3, nested: { a: [1, 2.5, null] } } },
         { command: 'emit', id: null, stream: 'dlq', task: 0, needTaskIds: false, tuple: ['dead', 2] },
+        { command: 'emit', id: null, stream: 'default', task: 0, needTaskIds: false, tuple: ['untracked'] },
         { command: 'log', level: 1, msg: 'debug line' },
         { command: 'sync' },
       ],
