@@ -152,8 +152,9 @@ test('a record failed forever with 50,000 behind it: records held stay under the
     expect(stats.length).toBeGreaterThan(RUN_MS / 400);
     expect(Math.max(...stats.map((s) => s.inMemory))).toBeLessThanOrEqual(CAP);
     // Resident memory: the last seconds against the first ones after start-up, with a generous margin
-    // (holding the 50,000 records of 2 KiB took it up by more than 100 MiB).
-    expect(rss(RUN_MS - 5_000, Infinity) - rss(3_000, 8_000)).toBeLessThan(40);
+    // (holding the 50,000 records of 2 KiB took it up by more than 100 MiB). What the heap holds before a
+    // full collection varies by 20-30 MiB between runs of one build (8-30 MiB quiet, 45 once at load 12).
+    expect(rss(RUN_MS - 5_000, Infinity) - rss(3_000, 8_000)).toBeLessThan(60);
   });
 });
 
