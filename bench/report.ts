@@ -16,7 +16,9 @@ import type { IdleMemoryRun } from './idleMemory';
 import type { ScaleRun } from './scale';
 import type { EmulatorFigures } from './scale/emulator';
 import type { ScaleSimRun } from './scaleSim';
+import type { StormSection } from './storm';
 import { scaleSections } from './scale/report';
+import { stormSection } from './storm/report';
 
 export interface Report {
   date: string;
@@ -27,6 +29,8 @@ export interface Report {
   /** Said under the heading (which sections came from an earlier run, when results were merged). */
   notes?: string[];
   protocol?: ProtocolFigures[];
+  /** End to end in Storm's LocalCluster (bench/storm.ts). */
+  storm?: StormSection;
   reshard?: ReshardFigures;
   failover?: FailoverFigures;
   latency?: LatencyFigures;
@@ -112,6 +116,7 @@ function sections(r: Report): string[] {
       out.push('');
     }
   }
+  if (r.storm) out.push(...stormSection(r.storm, r.protocol), '');
   const rows: string[] = [];
   if (r.reshard) {
     rows.push(`| SplitShard → first child record emitted (target < 2 s) | ${ms(r.reshard.splitToFirstChildEmitMs)} |`);
@@ -175,6 +180,7 @@ function fanOutSection(f: FanOutFigures): string[] {
 /** The sections docs/benchmarks.md shows, in its order (`npm run bench` also has `idleMemory`, kept in the results only). */
 export const PAGE_SECTIONS = [
   'protocol',
+  'storm',
   'reshard',
   'failover',
   'latency',

@@ -7,6 +7,9 @@
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
  * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).
+ * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutKinesis,
+ * BENCH_STORM_PENDING=100,1000,5000, BENCH_STORM_ROUNDS, BENCH_STORM_SECONDS, BENCH_REGIMES,
+ * BENCH_STORM_SERIALIZER (a `topology.multilang.serializer` class for the shell spouts; JSON otherwise).
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
@@ -24,6 +27,7 @@ import { idleMemoryBench } from './idleMemory';
 import { parseSizes, scaleBench } from './scale';
 import { emulatorBench } from './scale/emulator';
 import { scaleSimBench } from './scaleSim';
+import { STORM_SPOUTS, stormBench, type StormSpout } from './storm';
 import { costBench, latencyBench, throughputBench } from './stream';
 
 const ROOT = resolve(__dirname, '..');
@@ -32,6 +36,12 @@ const ALL_SECTIONS = [...PAGE_SECTIONS, 'idleMemory'];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 const log = (line: string) => process.stdout.write(`${line}\n`);
+function regimesFrom(fallback: string): Regime[] {
+  const regimes = list('BENCH_REGIMES', fallback);
+  const bad = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
+  if (bad) throw new Error(`BENCH_REGIMES: unknown ${bad}; allowed: idle, busy`);
+  return regimes as Regime[];
+}
 
 async function withEmulator<T>(
   start: () => Promise<KinesisServer>,
@@ -67,9 +77,7 @@ async function main(): Promise<void> {
       const unknown = responders.filter((r) => !(RESPONDERS as readonly string[]).includes(r));
       if (unknown.length)
         throw new Error(`BENCH_RESPONDERS: unknown ${unknown.join(', ')}; allowed: ${RESPONDERS.join(', ')}`);
-      const regimes = list('BENCH_REGIMES', 'idle,busy');
-      const badRegime = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
-      if (badRegime) throw new Error(`BENCH_REGIMES: unknown ${badRegime}; allowed: idle, busy`);
+      const regimes = regimesFrom('idle,busy');
       report.protocol = await protocolBench(
         ROOT,
         zk,
@@ -78,7 +86,7 @@ async function main(): Promise<void> {
           seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5)),
           warmupSeconds: QUICK ? 0.5 : 1,
           payloads: list('BENCH_PAYLOADS', QUICK ? '100' : '100,1024').map(Number),
-          regimes: regimes as Regime[],
+          regimes,
           responders: responders as Responder[],
         },
         log,
@@ -113,6 +121,36 @@ async function main(): Promise<void> {
               log,
             );
         },
+      );
+    }
+    if (has('storm')) {
+      const spouts = list('BENCH_STORM_SPOUTS', STORM_SPOUTS.join(','));
+      const unknown = spouts.filter((s) => !(STORM_SPOUTS as readonly string[]).includes(s));
+      if (unknown.length)
+        throw new Error(`BENCH_STORM_SPOUTS: unknown ${unknown.join(', ')}; allowed: ${STORM_SPOUTS.join(', ')}`);
+      const regimes = regimesFrom(QUICK ? 'idle' : 'idle,busy');
+      const pendings = list('BENCH_STORM_PENDING', QUICK ? '1000' : '100,1000,5000').map(Number);
+      const badPending = pendings.find((p) => !Number.isInteger(p) || p < 1);
+      if (badPending !== undefined) throw new Error(`BENCH_STORM_PENDING: ${badPending} is not a positive integer`);
+      report.storm = await withEmulator(startKinesisLocal, (server, client) =>
+        stormBench(
+          ROOT,
+          zk,
+          { server, client },
+          {
+            rounds: Number(process.env.BENCH_STORM_ROUNDS ?? (QUICK ? 1 : 3)),
+            warmupSeconds: QUICK ? 0.5 : 3,
+            seconds: Number(process.env.BENCH_STORM_SECONDS ?? (QUICK ? 1 : 5)),
+            pendings,
+            regimes,
+            spouts: spouts as StormSpout[],
+            payloadBytes: 100,
+            ...(process.env.BENCH_STORM_SERIALIZER ? { serializer: process.env.BENCH_STORM_SERIALIZER } : {}),
+            kinesisRecords: QUICK ? 3_000 : 15_000,
+            kinesisShards: 4,
+          },
+          log,
+        ),
       );
     }
     const onKinesisLocal = ['reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'idleMemory'];
