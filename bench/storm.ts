@@ -75,6 +75,8 @@ export interface StormSection {
   figures: StormFigures[];
 }
 
+/** Fewer tuples in a run's window: the run is left out of the medians. */
+const MIN_TUPLES = 100;
 const JSON_SERIALIZER = 'org.apache.storm.multilang.JsonSerializer';
 const MAIN = ['io.github.kinesisshellspout.example.bench.BenchTopology'];
 const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
@@ -145,7 +147,9 @@ export async function stormBench(
               });
               const run = await measure(topology, spec, options);
               const key = `${regime}/${pending}/${spout}`;
-              runs.set(key, [...(runs.get(key) ?? []), run]);
+              // A pre-filled stream read during the warm-up leaves a window of nothing: not a figure.
+              if (run.tuples >= MIN_TUPLES) runs.set(key, [...(runs.get(key) ?? []), run]);
+              else log(`storm: ${name} left out: ${run.tuples} tuples in its window (fewer than ${MIN_TUPLES})`);
               log(
                 `storm ${regime} pending ${pending} round ${round + 1} ${spout}: ${Math.round(run.tuplesPerSecond)} tuples/s, ` +
                   `JVM ${run.jvmCpuMicrosPerTuple.toFixed(1)} us/tuple, Node ${run.nodeCpuMicrosPerTuple?.toFixed(1) ?? '-'} us/tuple, ` +
