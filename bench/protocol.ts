@@ -30,7 +30,7 @@ export const RESPONDERS = ['ceiling', 'floor', 'stormjs', 'spout', 'spout64', 's
 export type Responder = (typeof RESPONDERS)[number];
 
 /** storm.js from Maven Central (org.apache.storm:multilang-javascript), unpacked under bench/.build. */
-function fetchStormJs(root: string): string | undefined {
+export function fetchStormJs(root: string): string | undefined {
   const dir = join(root, 'bench/.build');
   const stormJs = join(dir, 'resources/storm.js');
   if (existsSync(stormJs)) return stormJs;
@@ -53,7 +53,7 @@ function fetchStormJs(root: string): string | undefined {
   }
 }
 
-async function bundle(root: string, entry: string, out: string): Promise<string> {
+export async function bundle(root: string, entry: string, out: string): Promise<string> {
   const outfile = join(root, 'bench/.build', out);
   await build({
     entryPoints: [join(root, entry)],

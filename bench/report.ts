@@ -17,7 +17,9 @@ import type { IdleMemoryRun } from './idleMemory';
 import type { ScaleRun } from './scale';
 import type { EmulatorFigures } from './scale/emulator';
 import type { ScaleSimRun } from './scaleSim';
+import type { StormSection } from './storm';
 import { scaleSections } from './scale/report';
+import { stormSection } from './storm/report';
 
 export interface Report {
   date: string;
@@ -28,6 +30,8 @@ export interface Report {
   /** Said under the heading (which sections came from an earlier run, when results were merged). */
   notes?: string[];
   protocol?: ProtocolFigures[];
+  /** End to end in Storm's LocalCluster (bench/storm.ts). */
+  storm?: StormSection;
   reshard?: ReshardFigures;
   failover?: FailoverFigures;
   latency?: LatencyFigures;
@@ -114,6 +118,7 @@ function sections(r: Report): string[] {
       out.push('');
     }
   }
+  if (r.storm) out.push(...stormSection(r.storm, r.protocol), '');
   const rows: string[] = [];
   if (r.reshard) {
     rows.push(`| SplitShard → first child record emitted (target < 2 s) | ${ms(r.reshard.splitToFirstChildEmitMs)} |`);
@@ -215,6 +220,7 @@ function twoAppsSection(t: TwoAppsFigures): string[] {
 /** The sections docs/benchmarks.md shows, in its order (`npm run bench` also has `idleMemory`, kept in the results only). */
 export const PAGE_SECTIONS = [
   'protocol',
+  'storm',
   'reshard',
   'failover',
   'latency',

@@ -11,6 +11,9 @@
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
  * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).
+ * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutKinesis,
+ * BENCH_STORM_PENDING=100,1000,5000, BENCH_STORM_ROUNDS, BENCH_STORM_SECONDS, BENCH_REGIMES,
+ * BENCH_STORM_SERIALIZER (a `topology.multilang.serializer` class for the shell spouts; JSON otherwise).
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
@@ -28,6 +31,7 @@ import { idleMemoryBench } from './idleMemory';
 import { parseSizes, scaleBench } from './scale';
 import { emulatorBench } from './scale/emulator';
 import { scaleSimBench } from './scaleSim';
+import { STORM_SPOUTS, stormBench, type StormSpout } from './storm';
 import { costBench, latencyBench, throughputBench } from './stream';
 import { twoAppsBench } from './twoApps';
 
@@ -122,6 +126,36 @@ async function main(): Promise<void> {
               log,
             );
         },
+      );
+    }
+    if (has('storm')) {
+      const spouts = list('BENCH_STORM_SPOUTS', STORM_SPOUTS.join(','));
+      const unknown = spouts.filter((s) => !(STORM_SPOUTS as readonly string[]).includes(s));
+      if (unknown.length)
+        throw new Error(`BENCH_STORM_SPOUTS: unknown ${unknown.join(', ')}; allowed: ${STORM_SPOUTS.join(', ')}`);
+      const regimes = regimesOf(QUICK ? 'idle' : 'idle,busy');
+      const pendings = list('BENCH_STORM_PENDING', QUICK ? '1000' : '100,1000,5000').map(Number);
+      const badPending = pendings.find((p) => !Number.isInteger(p) || p < 1);
+      if (badPending !== undefined) throw new Error(`BENCH_STORM_PENDING: ${badPending} is not a positive integer`);
+      report.storm = await withEmulator(startKinesisLocal, (server, client) =>
+        stormBench(
+          ROOT,
+          zk,
+          { server, client },
+          {
+            rounds: Number(process.env.BENCH_STORM_ROUNDS ?? (QUICK ? 1 : 3)),
+            warmupSeconds: QUICK ? 0.5 : 3,
+            seconds: Number(process.env.BENCH_STORM_SECONDS ?? (QUICK ? 1 : 5)),
+            pendings,
+            regimes,
+            spouts: spouts as StormSpout[],
+            payloadBytes: 100,
+            ...(process.env.BENCH_STORM_SERIALIZER ? { serializer: process.env.BENCH_STORM_SERIALIZER } : {}),
+            kinesisRecords: QUICK ? 3_000 : 15_000,
+            kinesisShards: 4,
+          },
+          log,
+        ),
       );
     }
     const onKinesisLocal = ['reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'twoApps', 'idleMemory'];

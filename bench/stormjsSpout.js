@@ -21,6 +21,10 @@ BenchSpout.prototype.nextTuple = function nextTuple(done) {
   }
   done();
 };
+// storm.js's own activate and deactivate never call `done`, so its sync never comes and ShellSpout waits
+// for it forever (Storm sends activate when the topology starts).
+BenchSpout.prototype.activate = (done) => done();
+BenchSpout.prototype.deactivate = (done) => done();
 BenchSpout.prototype.ack = (_id, done) => done();
 BenchSpout.prototype.fail = (_id, done) => done();
 

@@ -1,0 +1,256 @@
+/**
+ * End to end in Storm: Storm 2.8's LocalCluster in a forked JVM (the e2e harness's build and LocalTopology,
+ * main BenchTopology in topology-examples/java), one topology per run of one spout task feeding one acking
+ * bolt task in one worker, at several `topology.max.spout.pending`, for four spouts emitting the same
+ * tuples: `native` (a Java spout: Storm's own limit), `stormjs` (storm.js in a ShellSpout), `spout` (this
+ * spout's process with its synthetic source, 1 shard), `spoutKinesis` (KinesisShellSpout against
+ * kinesis-local, a pre-filled stream). Per run: tuples acked by the bolt over the measured window, CPU of the
+ * JVM and of the Node process from /proc, Storm's `__complete-latency` from a metrics consumer. Spouts
+ * alternate within each round, rounds alternate the order; CPUs idle and both kept busy.
+ * BENCH_STORM_SERIALIZER names a `topology.multilang.serializer` class for the shell spouts.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import { createStream, putRecords } from '../test/helpers/kinesisAdmin';
+import type { KinesisServer } from '../test/helpers/kinesisServer';
+import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
+import { mavenBuild } from '../test/e2e/helpers/maven';
+import { groupMembers, LocalTopology, type ExampleConfig } from '../test/e2e/helpers/topology';
+import { cpuMicros, sleep, summarize, type Summary } from './lib';
+import { bundle, fetchStormJs, Regime, startBusyLoops } from './protocol';
+import { completeLatencyMs, countAcked, spoutRunSpec } from './storm/runs';
+
+export const STORM_SPOUTS = ['native', 'stormjs', 'spout', 'spoutKinesis'] as const;
+export type StormSpout = (typeof STORM_SPOUTS)[number];
+
+export interface StormOptions {
+  rounds: number;
+  warmupSeconds: number;
+  seconds: number;
+  pendings: number[];
+  regimes: Regime[];
+  spouts: StormSpout[];
+  payloadBytes: number;
+  /** `topology.multilang.serializer` for the shell spouts; Storm's JsonSerializer when absent. */
+  serializer?: string;
+  /** Records put in the kinesis-local stream before the runs (each run reads it from the start). */
+  kinesisRecords: number;
+  kinesisShards: number;
+}
+
+export interface StormRun {
+  tuplesPerSecond: number;
+  jvmCpuMicrosPerTuple: number;
+  nodeCpuMicrosPerTuple?: number;
+  completeLatencyMs?: number;
+  tuples: number;
+  seconds: number;
+}
+
+export interface StormSpoutFigures {
+  tuplesPerSecond: Summary;
+  jvmCpuMicrosPerTuple: Summary;
+  nodeCpuMicrosPerTuple?: Summary;
+  completeLatencyMs: Summary;
+}
+
+export interface StormFigures {
+  regime: Regime;
+  maxSpoutPending: number;
+  spouts: Partial<Record<StormSpout, StormSpoutFigures>>;
+}
+
+export interface StormSection {
+  stormVersion: string;
+  serializer: string;
+  payloadBytes: number;
+  kinesis: { shards: number; records: number };
+  rounds: number;
+  seconds: number;
+  /** CPU of the LocalCluster JVM with no topology (nimbus, supervisor, its ZooKeeper), in % of one core. */
+  jvmIdleCpuPercent: number;
+  loadAverage: { before: number[]; after: number[] };
+  figures: StormFigures[];
+}
+
+/** Fewer tuples in a run's window: the run is left out of the medians. */
+const MIN_TUPLES = 100;
+const JSON_SERIALIZER = 'org.apache.storm.multilang.JsonSerializer';
+const MAIN = ['io.github.kinesisshellspout.example.bench.BenchTopology'];
+const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
+
+export async function stormBench(
+  root: string,
+  zk: ZooKeeperServer,
+  kinesis: { server: KinesisServer; client: KinesisClient } | undefined,
+  options: StormOptions,
+  log: (line: string) => void,
+): Promise<StormSection> {
+  const loadBefore = load();
+  const build = await mavenBuild(join(root, 'topology-examples/java'), 'kinesis-topology-example-0.1.0.jar');
+  const stormJs = options.spouts.includes('stormjs') ? fetchStormJs(root) : undefined;
+  if (options.spouts.includes('stormjs') && !stormJs) log('storm: storm.js could not be fetched: measuring without it');
+  const spouts = options.spouts.filter((s) => (s !== 'stormjs' || stormJs) && (s !== 'spoutKinesis' || kinesis));
+  const synthetic = await bundle(root, 'bench/syntheticSpout.ts', 'synthetic-spout.js');
+  const stream = `bench-storm-${process.pid}`;
+  if (kinesis && spouts.includes('spoutKinesis')) {
+    await createStream(kinesis.client, stream, options.kinesisShards);
+    const started = performance.now();
+    const data = 'x'.repeat(options.payloadBytes);
+    // Two PutRecords calls in flight: one at a time, kinesis-local on a loaded machine fills too slowly.
+    const batches = Array.from({ length: Math.ceil(options.kinesisRecords / 500) }, (_, b) => b);
+    const put = async () => {
+      for (let b = batches.shift(); b !== undefined; b = batches.shift()) {
+        const from = b * 500;
+        const length = Math.min(500, options.kinesisRecords - from);
+        await putRecords(
+          kinesis.client,
+          stream,
+          Array.from({ length }, (_, j) => ({ partitionKey: `k${from + j}`, data })),
+        );
+      }
+    };
+    await Promise.all([put(), put()]);
+    log(`storm: ${options.kinesisRecords} records put in ${Math.round(performance.now() - started)} ms`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'bench-storm-'));
+  const topology = new LocalTopology(build, MAIN, { topologyName: 'bench' } as ExampleConfig, dir);
+  const runs = new Map<string, StormRun[]>();
+  let jvmIdleCpuPercent = NaN;
+  try {
+    await topology.waitFor('LocalCluster started', () => topology.log().includes('control: started'), 180_000);
+    const idleSeconds = options.seconds;
+    const idle0 = cpuMicros(topology.pid);
+    await sleep(idleSeconds * 1000);
+    jvmIdleCpuPercent = Math.round(((cpuMicros(topology.pid) - idle0) / (idleSeconds * 1e6)) * 1000) / 10;
+    log(`storm: LocalCluster JVM with no topology: ${jvmIdleCpuPercent} % of a core`);
+    for (const regime of options.regimes) {
+      const stopLoops = regime === Regime.Busy ? startBusyLoops() : () => undefined;
+      try {
+        for (const pending of options.pendings) {
+          for (let round = 0; round < options.rounds; round += 1) {
+            const order = spouts.map((_, i) => spouts[(i + round) % spouts.length]);
+            for (const spout of order) {
+              const name = `bench-${spout}-${regime}-${pending}-${round}-${process.pid}`;
+              const spec = spoutRunSpec(spout, {
+                name,
+                dir,
+                pending,
+                payloadBytes: options.payloadBytes,
+                serializer: options.serializer,
+                stormJs,
+                synthetic,
+                zk,
+                kinesis: kinesis && { ...kinesis.server, stream, records: options.kinesisRecords },
+              });
+              const run = await measure(topology, spec, options);
+              const key = `${regime}/${pending}/${spout}`;
+              // A pre-filled stream read during the warm-up leaves a window of nothing: not a figure.
+              if (run.tuples >= MIN_TUPLES) runs.set(key, [...(runs.get(key) ?? []), run]);
+              else log(`storm: ${name} left out: ${run.tuples} tuples in its window (fewer than ${MIN_TUPLES})`);
+              log(
+                `storm ${regime} pending ${pending} round ${round + 1} ${spout}: ${Math.round(run.tuplesPerSecond)} tuples/s, ` +
+                  `JVM ${run.jvmCpuMicrosPerTuple.toFixed(1)} us/tuple, Node ${run.nodeCpuMicrosPerTuple?.toFixed(1) ?? '-'} us/tuple, ` +
+                  `complete latency ${run.completeLatencyMs?.toFixed(1) ?? '-'} ms (load ${load()[0]})`,
+              );
+            }
+          }
+        }
+      } finally {
+        stopLoops();
+      }
+    }
+  } finally {
+    await topology.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const figures: StormFigures[] = [];
+  for (const regime of options.regimes)
+    for (const pending of options.pendings) {
+      const entry: StormFigures = { regime, maxSpoutPending: pending, spouts: {} };
+      for (const spout of spouts) {
+        const list = runs.get(`${regime}/${pending}/${spout}`) ?? [];
+        const node = list.flatMap((r) => (r.nodeCpuMicrosPerTuple === undefined ? [] : [r.nodeCpuMicrosPerTuple]));
+        entry.spouts[spout] = {
+          tuplesPerSecond: summarize(list.map((r) => Math.round(r.tuplesPerSecond))),
+          jvmCpuMicrosPerTuple: summarize(list.map((r) => r.jvmCpuMicrosPerTuple)),
+          ...(node.length ? { nodeCpuMicrosPerTuple: summarize(node) } : {}),
+          completeLatencyMs: summarize(
+            list.flatMap((r) => (r.completeLatencyMs === undefined ? [] : [r.completeLatencyMs])),
+          ),
+        };
+      }
+      figures.push(entry);
+    }
+  return {
+    stormVersion: '2.8.3',
+    serializer: options.serializer ?? JSON_SERIALIZER,
+    payloadBytes: options.payloadBytes,
+    kinesis: { shards: options.kinesisShards, records: options.kinesisRecords },
+    rounds: options.rounds,
+    seconds: options.seconds,
+    jvmIdleCpuPercent,
+    loadAverage: { before: loadBefore, after: load() },
+    figures,
+  };
+}
+
+/** One topology: submitted, warmed up, measured, killed (and its Node process gone). */
+async function measure(
+  topology: LocalTopology,
+  spec: ReturnType<typeof spoutRunSpec>,
+  options: StormOptions,
+): Promise<StormRun> {
+  writeFileSync(spec.file, JSON.stringify(spec.json));
+  const pidsBefore = topology.spoutPids().length;
+  const start = await countAcked(topology);
+  await topology.control(`submit ${spec.file}`);
+  await topology.waitFor(
+    `${spec.name}: tuples acked`,
+    async () => (await countAcked(topology)).acked > start.acked + 100,
+    120_000,
+  );
+  const nodePid = spec.shell ? topology.spoutPids()[pidsBefore] : undefined;
+  if (spec.shell && nodePid === undefined) throw new Error(`${spec.name}: no ShellSpout process in the log`);
+  // From a pre-filled stream, the warm-up ends at a quarter of it read, if that comes first.
+  const warmEnd = Date.now() + options.warmupSeconds * 1000;
+  const warmAt = spec.records === undefined ? Infinity : start.acked + spec.records * 0.25;
+  while (Date.now() < warmEnd && (spec.records === undefined || (await countAcked(topology)).acked < warmAt))
+    await sleep(spec.records === undefined ? warmEnd - Date.now() : 300);
+  const node0 = nodePid === undefined ? 0 : cpuMicros(nodePid);
+  const jvm0 = cpuMicros(topology.pid);
+  const wall0 = Date.now();
+  const c0 = await countAcked(topology);
+  // A pre-filled stream: the window ends before it is read to its end (then Storm would wait on an empty source).
+  const endAt = Date.now() + options.seconds * 1000;
+  const dryAt = spec.records === undefined ? Infinity : start.acked + spec.records * 0.9;
+  while (Date.now() < endAt && (spec.records === undefined || (await countAcked(topology)).acked < dryAt))
+    await sleep(spec.records === undefined ? endAt - Date.now() : 300);
+  const node1 = nodePid === undefined ? 0 : cpuMicros(nodePid);
+  const jvm1 = cpuMicros(topology.pid);
+  const c1 = await countAcked(topology);
+  const wall1 = Date.now();
+  await topology.control(`kill ${spec.name}`);
+  if (nodePid !== undefined)
+    await topology.waitFor(
+      `${spec.name}: its Node process gone`,
+      () => !groupMembers(topology.pid).includes(nodePid),
+      60_000,
+    );
+  await sleep(1_000);
+  const tuples = c1.acked - c0.acked;
+  const seconds = Number(c1.nanos - c0.nanos) / 1e9;
+  return {
+    tuples,
+    seconds,
+    tuplesPerSecond: tuples / seconds,
+    jvmCpuMicrosPerTuple: (jvm1 - jvm0) / tuples,
+    ...(nodePid === undefined ? {} : { nodeCpuMicrosPerTuple: (node1 - node0) / tuples }),
+    ...optional('completeLatencyMs', completeLatencyMs(spec.metricsFile, wall0, wall1)),
+  };
+}
+
+const optional = <K extends string, V>(key: K, value: V | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
