@@ -23,7 +23,7 @@ export function stormSection(s: StormSection, protocol: ProtocolFigures[] | unde
     `**End to end in Storm** (Storm ${s.stormVersion} LocalCluster in its own JVM, \`-Xmx768m -XX:+UseSerialGC\`; one worker, one spout task → one acking bolt task, shuffle grouping; ` +
       `multilang serializer \`${s.serializer}\`; ${s.payloadBytes} B records (data as UTF-8 text in the tuple); each run a topology of its own, ${s.seconds} s measured after warm-up, spouts alternating in each of ${s.rounds} rounds; ` +
       'tuples/s counted by the bolt; CPU per tuple from /proc (the JVM: the whole LocalCluster, ' +
-      `${s.jvmIdleCpuPercent} % of a core with no topology; Node: the ShellSpout's process); complete latency: Storm's \`__complete-latency\` (its V2 gauge over the sampled tuple trees, \`topology.stats.sample.rate\`), 1 s buckets, weighted by acks; ` +
+      `${s.jvmIdleCpuPercent} % of a core with no topology; Node: the ShellSpout's process); complete latency: Storm's \`__complete-latency\` (its V2 gauge over the sampled tuple trees, \`topology.stats.sample.rate\`), 1 s buckets, weighted by acks, as the gauge reports it: at these rates it cannot be right (Little's law gives up to about 65 ms at 1,000 pending and 15,000 tuples/s), what the gauge averages is not found out yet, so do not size by it; ` +
       `against kinesis-local: ${s.kinesis.shards} shards pre-filled with ${s.kinesis.records} records, each run reading them from the start, its warm-up ended at a quarter read and its window at 90 % (runs with fewer than 100 tuples in the window left out); ` +
       `lean driver: the protocol section's figures for the same process, without Storm; load average ${s.loadAverage.before.join(' / ')} before, ${s.loadAverage.after.join(' / ')} after):`,
   ];
