@@ -10,7 +10,7 @@ import { putRecords } from '../helpers/kinesisAdmin';
 import { uniqueName } from '../helpers/fixture';
 import { duplicates, expectFieldsAsPut, records, waitAllAcked, waitReceived, withInput } from './helpers/checks';
 import { e2eSuite } from './helpers/suite';
-import { exampleConfig, LocalTopology, scratch, sleep, withLogs } from './helpers/topology';
+import { exampleConfig, LocalTopology, metricsRecorderConf, scratch, sleep, withLogs } from './helpers/topology';
 
 const MAIN = ['io.github.kinesisshellspout.example.KinesisTopology'];
 const suite = e2eSuite('topology-examples/java', 'kinesis-topology-example-0.1.0.jar');
@@ -36,12 +36,7 @@ test('with the compact serializer: every record received once with its fields, l
   const app = uniqueName('compact');
   const dir = scratch('compact');
   const metricsFile = join(dir, 'metrics.jsonl');
-  const storm = {
-    'topology.builtin.metrics.bucket.size.secs': 2,
-    'topology.metrics.consumer.register': [
-      { class: 'io.github.kinesisshellspout.example.MetricsRecorder', 'parallelism.hint': 1, argument: metricsFile },
-    ],
-  };
+  const storm = metricsRecorderConf(metricsFile);
   const config = exampleConfig(suite.services, stream, app, dir, {
     storm,
     compactSerializer: true,

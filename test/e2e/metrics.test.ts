@@ -9,7 +9,7 @@ import { putRecords } from '../helpers/kinesisAdmin';
 import { uniqueName } from '../helpers/fixture';
 import { failSelected, idOf, records, waitAllAcked, waitReceived, withInput } from './helpers/checks';
 import { e2eSuite } from './helpers/suite';
-import { exampleConfig, LocalTopology, scratch, sleep, withLogs } from './helpers/topology';
+import { exampleConfig, LocalTopology, metricsRecorderConf, scratch, sleep, withLogs } from './helpers/topology';
 
 const MAIN = ['io.github.kinesisshellspout.example.KinesisTopology'];
 const suite = e2eSuite('topology-examples/java', 'kinesis-topology-example-0.1.0.jar');
@@ -55,13 +55,8 @@ test('a registered metrics consumer receives the per-process and per-shard metri
   const dir = scratch('metrics');
   const metricsFile = join(dir, 'metrics.jsonl');
   const failFraction = 0.1;
-  const storm = {
-    // Storm collects every 2 s; the process then reports every second.
-    'topology.builtin.metrics.bucket.size.secs': 2,
-    'topology.metrics.consumer.register': [
-      { class: 'io.github.kinesisshellspout.example.MetricsRecorder', 'parallelism.hint': 1, argument: metricsFile },
-    ],
-  };
+  // Storm collects every 2 s; the process then reports every second.
+  const storm = metricsRecorderConf(metricsFile);
   const config = exampleConfig(suite.services, stream, app, dir, {
     storm,
     failFraction,

@@ -58,28 +58,20 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
     env.SIM_DELIVERY === 'at-least-once' || env.SIM_DELIVERY === 'at-most-once' ? env.SIM_DELIVERY : undefined;
   if (env.SIM_DELIVERY !== undefined && delivery === undefined)
     throw new Error(`SIM_DELIVERY: at-least-once or at-most-once, not ${env.SIM_DELIVERY}`);
-  if (env.SIM_SEED !== undefined)
-    return {
-      first: Number(env.SIM_SEED),
-      count: 1,
-      replay: true,
-      without: typed,
-      ignore,
-      mode,
-      readMode,
-      balance,
-      delivery,
-    };
-  return {
-    first: Number(env.SIM_FIRST_SEED ?? 1),
-    count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS),
-    replay: false,
+  const shared: Omit<SeedPlan, 'first' | 'count' | 'replay'> = {
     without: typed,
     ignore,
     mode,
     readMode,
     balance,
     delivery,
+  };
+  if (env.SIM_SEED !== undefined) return { first: Number(env.SIM_SEED), count: 1, replay: true, ...shared };
+  return {
+    first: Number(env.SIM_FIRST_SEED ?? 1),
+    count: Number(env.SIM_SEEDS ?? DEFAULT_SEEDS),
+    replay: false,
+    ...shared,
   };
 }
 

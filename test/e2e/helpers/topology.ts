@@ -93,6 +93,16 @@ export function exampleConfig(
 const scratchDirs = new Set<string>();
 
 /** A folder for one scenario: config, recorded tuples, the JVM's log and LocalCluster's own temp files. */
+/** Topology conf: Storm's built-in metrics every 2 s to the example's MetricsRecorder, one JSON line each in `file`. */
+export function metricsRecorderConf(file: string): Record<string, unknown> {
+  return {
+    'topology.builtin.metrics.bucket.size.secs': 2,
+    'topology.metrics.consumer.register': [
+      { class: 'io.github.kinesisshellspout.example.MetricsRecorder', 'parallelism.hint': 1, argument: file },
+    ],
+  };
+}
+
 export function scratch(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `e2e-${prefix}-`));
   scratchDirs.add(dir);

@@ -67,8 +67,13 @@ function readerOf(loop: SimLoop, kinesis: KinesisApi, budget: number, seed: numb
     requested: () => undefined,
     log: () => undefined,
   };
+  return { reader: pollingReader(loop, kinesis, events, budget, seed), got, errors: () => errors };
+}
+
+/** A reader of SHARD in virtual time, 10 records a call. */
+function pollingReader(loop: SimLoop, kinesis: KinesisApi, events: ShardReaderEvents, budget: number, seed: number) {
   const scheduler = new VirtualScheduler(loop, new Owner(`app-${seed}`), new Random(seed), 0);
-  const reader = new PollingReader(
+  return new PollingReader(
     {
       kinesis,
       scheduler,
@@ -80,7 +85,6 @@ function readerOf(loop: SimLoop, kinesis: KinesisApi, budget: number, seed: numb
     SHARD,
     events,
   );
-  return { reader, got, errors: () => errors };
 }
 
 async function twoApplications(budget: number, seconds: number) {
@@ -156,19 +160,7 @@ describe('PollingReader: a shard Kinesis says does not exist', () => {
       requested: () => undefined,
       log: () => undefined,
     };
-    const scheduler = new VirtualScheduler(loop, new Owner('app'), new Random(7), 0);
-    const reader = new PollingReader(
-      {
-        kinesis,
-        scheduler,
-        stream: { streamName: 's', streamArn: 'arn:aws:kinesis:us-east-1:000000000000:stream/s' },
-        maxRecordsPerRequest: 10,
-        idlePollIntervalMs: 1_000,
-        maxGetRecordsPerSecond: 5,
-      },
-      SHARD,
-      events,
-    );
+    const reader = pollingReader(loop, kinesis, events, 5, 7);
     return { reader, got, confirmations };
   }
 
