@@ -12,7 +12,7 @@ import {
   type SubscribeToShardEvent,
 } from '@aws-sdk/client-kinesis';
 import { LogLevel } from '../core/log';
-import { type Scheduler, untilAborted } from '../core/scheduler';
+import { type Scheduler, untilAborted, within } from '../core/scheduler';
 import { describeError } from '../errors';
 import type { KinesisApi } from './client';
 import { consumerFailure, fanOutError, type StreamConsumer } from './consumer';
@@ -32,6 +32,12 @@ import { childShardNodes, type StreamRef } from './shards';
 /** Kinesis allows one SubscribeToShard per second per shard and consumer. */
 export const SUBSCRIBE_GAP_MS = 1_000;
 const ROOM_WAIT_MS = 50;
+/**
+ * Kinesis sends an event every few seconds even when the shard has nothing new (its continuation moves
+ * on): a subscription silent this long is taken for a dead connection (half-open TCP, a blocked network,
+ * where HTTP/2 itself would wait for ever) and renewed after its last event.
+ */
+export const SILENT_SUBSCRIPTION_MS = 30_000;
 
 export interface FanOutReaderOptions {
   /** A client on HTTP/2 (fanOutClient.ts): SubscribeToShard only. */
@@ -116,6 +122,8 @@ export class FanOutReader implements ShardRecordReader {
         if (ended) return;
       } catch (err) {
         if (this.done || cancel.signal.aborted) continue;
+        // Closed at once (a silent one is still open), not after the backoff.
+        cancel.abort();
         await this.failed(err);
       } finally {
         cancel.abort();
@@ -167,7 +175,9 @@ export class FanOutReader implements ShardRecordReader {
     const iterator = response.EventStream[Symbol.asyncIterator]();
     try {
       for (;;) {
-        const next = await iterator.next();
+        const next = await within(this.options.scheduler, SILENT_SUBSCRIPTION_MS, iterator.next(), () =>
+          silentError(shardId),
+        );
         if (signal.aborted) return false;
         if (next.done) {
           // The lifetime ended: the next subscription starts after the last continuation.
@@ -240,6 +250,15 @@ export class FanOutReader implements ShardRecordReader {
     } else events.error(err, this.failures);
     await scheduler.sleep(delay, this.stopped.signal);
   }
+}
+
+function silentError(shardId: string): Error {
+  return Object.assign(
+    new Error(
+      `no event from the subscription to ${shardId} in ${SILENT_SUBSCRIPTION_MS / 1000} s: taken for a dead connection`,
+    ),
+    { name: 'SilentSubscription' },
+  );
 }
 
 /** An error member of the event stream (the SDK usually throws these; some protocols hand them as events). */

@@ -1,6 +1,11 @@
 import type { LogLevel } from '../../../src/core/log';
 import { kinesisProblem, type KinesisProblem } from '../../../src/kinesis/errors';
-import { FanOutReader, SUBSCRIBE_GAP_MS, startingPosition } from '../../../src/kinesis/fanOutReader';
+import {
+  FanOutReader,
+  SILENT_SUBSCRIPTION_MS,
+  SUBSCRIBE_GAP_MS,
+  startingPosition,
+} from '../../../src/kinesis/fanOutReader';
 import type { ReadPosition, ShardReaderEvents } from '../../../src/kinesis/reader';
 import { ManualClock, settle } from '../spout/fakes/manualClock';
 import { event, FakeSubscriptions, kinesisError } from './fakeSubscriptions';
@@ -209,6 +214,31 @@ describe('the fan-out reader', () => {
     state.room = 1;
     await clock.advance(100);
     expect(fake.subscribes).toHaveLength(1);
+  });
+
+  it('takes a subscription silent for SILENT_SUBSCRIPTION_MS for a dead connection: cancelled, renewed after its last event', async () => {
+    const { clock, fake, told, reader } = setUp();
+    await settle();
+    const first = fake.last;
+    const stream = first.open();
+    stream.push(event(['1'], '1'));
+    await settle();
+    // Events every few seconds (empty ones at the tip) keep it open.
+    for (let i = 0; i < 3; i += 1) {
+      await clock.advance(SILENT_SUBSCRIPTION_MS / 2);
+      stream.push(event([], '1'));
+      await settle();
+    }
+    expect(fake.subscribes).toHaveLength(1);
+    expect(first.signal?.aborted).toBe(false);
+    // Then nothing for SILENT_SUBSCRIPTION_MS: the connection is given up and a new subscription starts.
+    await clock.advance(SILENT_SUBSCRIPTION_MS);
+    expect(first.signal?.aborted).toBe(true);
+    const second = await nextSubscribe(clock, fake, 2);
+    expect(second.input.StartingPosition).toEqual({ Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '1' });
+    expect(told.errors.map((e) => e.name)).toEqual(['SilentSubscription']);
+    expect(told.records).toEqual([['1'], [], [], []]);
+    await reader.stop();
   });
 
   it('cancels the subscription at once when stopped, and tells nothing after', async () => {
