@@ -53,6 +53,7 @@ export class SessionKeeper<Sess extends KeptSession> {
   private joinedBefore = false;
   private stopped = false;
   private confirming: Promise<void> | undefined;
+  private describing: Promise<StreamIdentity> | undefined;
 
   constructor(private readonly deps: SessionDeps<Sess>) {}
 
@@ -109,13 +110,24 @@ export class SessionKeeper<Sess extends KeptSession> {
    * Kinesis cannot say.
    */
   async streamStillHolds(session: Sess): Promise<boolean> {
-    const identity = await this.deps.describeStream();
+    const identity = await this.describe();
     const mismatch = identityMismatch(session.bootstrap, identity, session.store.base);
     if (!mismatch || this.session !== session) return true;
     this.deps.reporter.problem('refused', mismatch.message);
     this.drop();
     void this.join();
     return false;
+  }
+
+  /**
+   * One DescribeStreamSummary for every check made while one is out: a reader's ResourceNotFound asks both
+   * for a round (whose fresh listing checks the identity first) and for `confirmStream`, at the same time.
+   */
+  private describe(): Promise<StreamIdentity> {
+    this.describing ??= this.deps.describeStream().finally(() => {
+      this.describing = undefined;
+    });
+    return this.describing;
   }
 
   /**

@@ -207,13 +207,16 @@ describe('SessionKeeper', () => {
   });
 
   it('lets readers of a missing shard go on once the stream is confirmed the same', async () => {
-    const { clock, events, keeper } = setup();
+    const { clock, events, keeper, joins, describes } = setup();
     void keeper.join();
     await clock.advance(0);
     let confirmed = false;
     void keeper.confirmStream().then(() => void (confirmed = true));
+    // The round's own identity check, asked at the same time, shares the one DescribeStreamSummary.
+    expect(await keeper.streamStillHolds(joins.sessions[0])).toBe(true);
     await clock.advance(0);
     expect(confirmed).toBe(true);
+    expect(describes()).toBe(1);
     expect(events).toEqual(['joined zk-1 (first)']);
   });
 
