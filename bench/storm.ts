@@ -214,20 +214,21 @@ async function measure(
   );
   const nodePid = spec.shell ? topology.spoutPids()[pidsBefore] : undefined;
   if (spec.shell && nodePid === undefined) throw new Error(`${spec.name}: no ShellSpout process in the log`);
+  /** `seconds` pass, or (a pre-filled stream) `fraction` of its records are acked since the start, whichever first. */
+  const untilOrRead = async (seconds: number, fraction: number) => {
+    const endAt = Date.now() + seconds * 1000;
+    if (spec.records === undefined) return sleep(endAt - Date.now());
+    const mark = start.acked + spec.records * fraction;
+    while (Date.now() < endAt && (await countAcked(topology)).acked < mark) await sleep(300);
+  };
   // From a pre-filled stream, the warm-up ends at a quarter of it read, if that comes first.
-  const warmEnd = Date.now() + options.warmupSeconds * 1000;
-  const warmAt = spec.records === undefined ? Infinity : start.acked + spec.records * 0.25;
-  while (Date.now() < warmEnd && (spec.records === undefined || (await countAcked(topology)).acked < warmAt))
-    await sleep(spec.records === undefined ? warmEnd - Date.now() : 300);
+  await untilOrRead(options.warmupSeconds, 0.25);
   const node0 = nodePid === undefined ? 0 : cpuMicros(nodePid);
   const jvm0 = cpuMicros(topology.pid);
   const wall0 = Date.now();
   const c0 = await countAcked(topology);
   // A pre-filled stream: the window ends before it is read to its end (then Storm would wait on an empty source).
-  const endAt = Date.now() + options.seconds * 1000;
-  const dryAt = spec.records === undefined ? Infinity : start.acked + spec.records * 0.9;
-  while (Date.now() < endAt && (spec.records === undefined || (await countAcked(topology)).acked < dryAt))
-    await sleep(spec.records === undefined ? endAt - Date.now() : 300);
+  await untilOrRead(options.seconds, 0.9);
   const node1 = nodePid === undefined ? 0 : cpuMicros(nodePid);
   const jvm1 = cpuMicros(topology.pid);
   const c1 = await countAcked(topology);
