@@ -229,6 +229,9 @@ function logStats(config: SpoutConfig): void {
   );
 }
 
+/** A JSON frame carries no acks besides its command: one array for all, none made per command. */
+const NO_ACKS: readonly unknown[] = [];
+
 function onCommand(body: string): void {
   let command: SpoutCommand | undefined;
   let bad: unknown;
@@ -237,14 +240,14 @@ function onCommand(body: string): void {
   } catch (err) {
     bad = err;
   }
-  answer([], command, bad);
+  answer(NO_ACKS, command, bad);
 }
 
 /**
  * Answers one command from Storm: the acks its frame carried first (the compact format's), then the
  * command, then exactly one sync, whatever went wrong (Storm waits for it).
  */
-function answer(acks: unknown[], command: SpoutCommand | undefined, bad?: unknown): void {
+function answer(acks: readonly unknown[], command: SpoutCommand | undefined, bad?: unknown): void {
   out.beginCommand();
   if (answersOnlySync(lifecycle)) {
     if (failureDue(lifecycle, performance.now()) && lifecycle.kind === 'failed') {
