@@ -1,10 +1,12 @@
 /**
  * The Java example topology on a real Storm 2.8 cluster: Nimbus and a supervisor as separate JVMs from a
  * Storm home assembled by Maven, worker JVMs started by the supervisor, the jar submitted with
- * StormSubmitter (what `storm jar` runs), against a real ZooKeeper and kinesis-local. Records are put
- * without pause through a shard split, a deactivate + rebalance + activate, and a worker JVM killed with
- * SIGKILL; every record put must reach the recording bolt at least once, and the checkpoints must end
- * up covering them all. The figures (records, duplicates, recovery times) are printed and written to
+ * StormSubmitter (what `storm jar` runs), against a real ZooKeeper and kinesis-local. Two spout components
+ * read the stream, each under an application name of its own: `kinesis` speaking Storm's JSON with its
+ * processes, `kinesis-compact` the compact wire format (`useCompactSerializer()`). Records are put
+ * without pause through a shard split, a deactivate + rebalance + activate, and a worker JVM running
+ * both killed with SIGKILL; every record put must reach the recording bolt at least once from each
+ * component, and each component's checkpoints must end up covering them all. The figures (records, duplicates, recovery times) are printed and written to
  * figures.json in the run's temp folder (kept, with the Storm home and every log, by KEEP_CLUSTER_DIRS=1).
  *
  * Not part of `npm test` (the name does not end in .test.ts): `npm run test:cluster`.
@@ -43,6 +45,10 @@ const SPOUT = 'kinesis'; // the spout's component id in the example topology
 const MESSAGE_TIMEOUT_SECS = 30;
 
 const SPOUT_TASKS = 4; // ShellSpout starts one process per task, whatever the executors
+/** The second spout component (the example's `moreSpouts`), on the compact wire format. */
+const COMPACT = 'kinesis-compact';
+const COMPACT_TASKS = 2;
+const COMPONENTS = [SPOUT, COMPACT];
 
 let dir: string;
 let services: Services | undefined;
@@ -113,6 +119,13 @@ function spoutStates(c: StormCluster): Map<number, string | undefined> {
   return states;
 }
 
+/** The spout component each spout process belongs to, from its log lines (`ShellLog pid:<pid>, name:<component>`). */
+function spoutComponents(c: StormCluster): Map<number, string> {
+  const components = new Map<number, string>();
+  for (const m of c.workerLog().matchAll(/ShellLog pid:(\d+), name:(\S+) /g)) components.set(Number(m[1]), m[2]);
+  return components;
+}
+
 function allSpouts(c: StormCluster, count: number, state: 'activated' | 'deactivated'): boolean {
   const states = [...spoutStates(c).values()];
   return states.length === count && states.every((s) => s === state);
@@ -136,6 +149,7 @@ test(
     const stream = uniqueName('stream');
     await createStream(s.client, stream, 2);
     const app = uniqueName('cluster');
+    const apps: Record<string, string> = { [SPOUT]: app, [COMPACT]: `${app}-compact` };
     const w = (writer = new ContinuousWriter(s.client, stream));
     w.start();
     const config = await submit(c, 'main', stream, app, {
@@ -143,13 +157,24 @@ test(
       spoutTasks: SPOUT_TASKS, // room to rebalance the spout up to 4 executors
       workers: 2,
       boltParallelism: 2,
+      moreSpouts: [
+        {
+          name: COMPACT,
+          compactSerializer: true,
+          spoutParallelism: COMPACT_TASKS,
+          spout: { applicationName: apps[COMPACT] },
+        },
+      ],
       storm: { 'topology.message.timeout.secs': MESSAGE_TIMEOUT_SECS },
     });
-    const received = (): Received[] =>
-      readRecorded(config.outputFile).filter((r): r is Received => r.event === 'received');
+    const received = (component?: string): Received[] =>
+      readRecorded(config.outputFile).filter(
+        (r): r is Received => r.event === 'received' && (component === undefined || r.component === component),
+      );
+    const spoutProcesses = SPOUT_TASKS + COMPACT_TASKS;
     await c.waitFor(
-      '2 workers and the first records recorded',
-      () => c.workerPids().length === 2 && received().length > 0,
+      '2 workers and the first records recorded from each spout component',
+      () => c.workerPids().length === 2 && COMPONENTS.every((component) => received(component).length > 0),
       240_000,
     );
     // The spouts run from the resources/ folder the supervisor extracted from the topology jar.
@@ -169,7 +194,7 @@ test(
 
     // Deactivate, rebalance to 3 workers and 3 spout executors, activate (topology-examples/README.md).
     await c.command('Deactivate', [app]);
-    await c.waitFor('every spout deactivated', () => allSpouts(c, SPOUT_TASKS, 'deactivated'), 60_000);
+    await c.waitFor('every spout deactivated', () => allSpouts(c, spoutProcesses, 'deactivated'), 60_000);
     const rebalanceAt = Date.now();
     await c.command('Rebalance', [app, '-w', '5', '-n', '3', '-e', `${SPOUT}=3`]);
     await c.waitFor(
@@ -178,24 +203,29 @@ test(
       240_000,
     );
     await c.command('Activate', [app]);
-    await c.waitFor('every spout activated', () => allSpouts(c, SPOUT_TASKS, 'activated'), 240_000);
+    await c.waitFor('every spout activated', () => allSpouts(c, spoutProcesses, 'activated'), 240_000);
     const activatedAt = Date.now();
     await c.waitFor(
-      'a record put after the activation recorded',
-      () => {
-        const ids = new Set(received().map((r) => r.id));
-        return w.put.some((r) => r.at > activatedAt && ids.has(idOf(r)));
-      },
+      'a record put after the activation recorded from each spout component',
+      () =>
+        COMPONENTS.every((component) => {
+          const ids = new Set(received(component).map((r) => r.id));
+          return w.put.some((r) => r.at > activatedAt && ids.has(idOf(r)));
+        }),
       120_000,
     );
     const rebalanceToFlowingMs = Date.now() - rebalanceAt;
 
     // A worker JVM killed outright: its tuples in flight time out and are replayed; the supervisor restarts it.
-    // One that runs spouts: its tuples in flight and its shards' leases are what must be recovered.
-    const victim = c
-      .workerPids()
-      .find((pid) => descendants(pid).some((child) => cmdline(child).includes('kinesis-spout')));
-    if (victim === undefined) throw new Error(`no worker runs a spout process\n${c.logTail()}`);
+    // One that runs spouts, of both components if one does, of the compact one at least: its tuples in
+    // flight and its shards' leases are what must be recovered.
+    const components = spoutComponents(c);
+    const runs = (pid: number, component: string) =>
+      descendants(pid).some((child) => cmdline(child).includes('kinesis-spout') && components.get(child) === component);
+    const candidates = c.workerPids().filter((pid) => runs(pid, COMPACT));
+    const victim = candidates.find((pid) => runs(pid, SPOUT)) ?? candidates[0];
+    if (victim === undefined) throw new Error(`no worker runs a spout process of ${COMPACT}\n${c.logTail()}`);
+    const victimRunsBoth = runs(victim, SPOUT);
     const killedAt = Date.now();
     kill(victim, 'SIGKILL');
     await c.waitFor(
@@ -209,11 +239,13 @@ test(
     const workerBackMs = Date.now() - killedAt;
     const putBeforeKill = w.putBefore(killedAt);
     let left: string[] = [];
+    const missingFrom = (put: typeof putBeforeKill): string[] =>
+      COMPONENTS.flatMap((component) => missing(received(component), put).map((id) => `${component} ${id}`));
     await c
       .waitFor(
-        'every record put before the kill recorded',
+        'every record put before the kill recorded from each spout component',
         () => {
-          left = missing(received(), putBeforeKill);
+          left = missingFrom(putBeforeKill);
           return left.length === 0;
         },
         240_000,
@@ -230,9 +262,9 @@ test(
     const stoppedAt = Date.now();
     await c
       .waitFor(
-        'every record put recorded',
+        'every record put recorded from each spout component',
         () => {
-          left = missing(received(), put);
+          left = missingFrom(put);
           return left.length === 0;
         },
         240_000,
@@ -250,7 +282,11 @@ test(
           // A session per look: on a machine this busy, the file's long-lived inspector session can expire.
           const inspector = await ZkSession.connect({ connect: s.zk.connectString, sessionTimeoutMs: 20_000 });
           try {
-            behind = await checkpointsBehind({ ...s, inspector }, stream, app, put);
+            behind = [];
+            for (const component of COMPONENTS) {
+              const late = await checkpointsBehind({ ...s, inspector }, stream, apps[component], put);
+              behind.push(...late.map((shard) => `${component} ${shard}`));
+            }
           } finally {
             inspector.close();
           }
@@ -263,24 +299,44 @@ test(
       });
     const drainedMs = Date.now() - stoppedAt;
 
-    const all = received();
+    const all = received(SPOUT);
+    const compact = received(COMPACT);
     // Each delivery after an id's first, by when it came: what the rebalance and the kill each cost.
-    const seen = new Set<string>();
-    const replays = { beforeRebalance: 0, rebalanceToKill: 0, afterKill: 0 };
-    for (const r of [...all].sort((a, b) => a.at - b.at)) {
-      if (!seen.has(r.id)) seen.add(r.id);
-      else if (r.at < rebalanceAt) replays.beforeRebalance += 1;
-      else if (r.at < killedAt) replays.rebalanceToKill += 1;
-      else replays.afterKill += 1;
-    }
+    const phases = (tuples: Received[]) => {
+      const seen = new Set<string>();
+      const replays = { beforeRebalance: 0, rebalanceToKill: 0, afterKill: 0 };
+      for (const r of [...tuples].sort((a, b) => a.at - b.at)) {
+        if (!seen.has(r.id)) seen.add(r.id);
+        else if (r.at < rebalanceAt) replays.beforeRebalance += 1;
+        else if (r.at < killedAt) replays.rebalanceToKill += 1;
+        else replays.afterKill += 1;
+      }
+      return replays;
+    };
+    // Every process of the compact component said so at its handshake, no process of the JSON one did.
+    const log = c.workerLog();
+    const spokeCompact = new Map<number, string>();
+    for (const m of log.matchAll(/ShellLog pid:(\d+), name:(\S+) speaking the compact-1 wire format/g))
+      spokeCompact.set(Number(m[1]), m[2]);
+    const processesOf = (component: string) =>
+      [...spoutComponents(c).entries()].filter(([, name]) => name === component).map(([pid]) => pid);
     const figures = {
       recordsPut: put.length,
       shardsWritten: new Set(put.map((r) => r.shardId)).size,
       tuplesRecorded: all.length,
       duplicates: duplicates(all),
-      duplicatesByPhase: replays,
+      duplicatesByPhase: phases(all),
       putPerSecond: Math.round((put.length / (stoppedAt - put[0].at)) * 1000),
       lost: missing(all, put).length,
+      compact: {
+        tuplesRecorded: compact.length,
+        duplicates: duplicates(compact),
+        duplicatesByPhase: phases(compact),
+        lost: missing(compact, put).length,
+        processes: processesOf(COMPACT).length,
+        processesSpeakingCompact: [...spokeCompact.values()].filter((name) => name === COMPACT).length,
+      },
+      victimRanBothComponents: victimRunsBoth,
       putFailures: w.lastFailure()?.message ?? null,
       clusterStartMs: clusterUp - started,
       submitToFlowingMs: flowing - clusterUp,
@@ -296,7 +352,22 @@ test(
     console.log(`real-cluster figures:\n${JSON.stringify(figures, null, 2)}`);
 
     expect(figures.lost).toBe(0);
+    expect(figures.compact.lost).toBe(0);
     expect(figures.shardsWritten).toBe(4); // both parents and both children carried records
+    // The first processes and those the rebalance and the restarted worker started: each spoke compact.
+    expect(figures.compact.processes).toBeGreaterThan(COMPACT_TASKS);
+    expect(processesOf(COMPACT).filter((pid) => spokeCompact.get(pid) !== COMPACT)).toEqual([]);
+    expect([...spokeCompact.values()].filter((name) => name !== COMPACT)).toEqual([]);
+    expect(processesOf(SPOUT).length).toBeGreaterThanOrEqual(SPOUT_TASKS);
+    // Storm chose the serializer per component (each executor thread logs its own): compact for this
+    // component only, the other keeps a JSON one.
+    const serializers = new Map<string, Set<string>>();
+    for (const m of log.matchAll(/\[Thread-\d+-(\S+)-executor\[[^\]]*\]\] Storm multilang serializer: (\S+)/g)) {
+      if (!serializers.has(m[1])) serializers.set(m[1], new Set());
+      serializers.get(m[1])!.add(m[2]);
+    }
+    expect([...(serializers.get(COMPACT) ?? [])]).toEqual(['io.github.kinesisshellspout.CompactSerializer']);
+    expect([...(serializers.get(SPOUT) ?? [])]).toEqual([expect.stringMatching(/\.(LogLevel)?JsonSerializer$/)]);
   },
   30 * 60_000,
 );

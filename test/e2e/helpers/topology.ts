@@ -29,6 +29,8 @@ const LOG4J = join(__dirname, '../../../topology-examples/java/local-log4j2.xml'
 export interface Received {
   event: 'received';
   id: string;
+  /** The spout component the tuple came from (the example's `moreSpouts` adds components besides `kinesis`). */
+  component: string;
   values: Record<string, unknown>;
   dataClass: string | null;
   task: number;
@@ -36,6 +38,15 @@ export interface Received {
   sourceTask: number;
   fromOtherWorker: boolean;
   at: number;
+}
+
+/** One spout component's tuples in Storm's stats, summed over its executors (streams other than Storm's own). */
+export interface SpoutStats {
+  emitted: number;
+  acked: number;
+  failed: number;
+  /** Mean complete latency of the acked (sampled) tuple trees; null when none was acked. */
+  completeLatencyMs: number | null;
 }
 
 export interface Failed {
@@ -231,6 +242,18 @@ export class LocalTopology {
     await this.waitFor(`control: ${command}`, () => answered().length > before, timeoutMs);
     const answer = answered()[before];
     if (!answer.endsWith(' ok')) throw new Error(`${answer}\n${this.logTail()}`);
+  }
+
+  /**
+   * Per spout component, Storm's own figures as Nimbus has them from the workers' heartbeats (what the
+   * Storm UI shows, all time): the example's `stats` command.
+   */
+  async spoutStats(): Promise<Record<string, SpoutStats>> {
+    await this.control('stats');
+    const lines = this.log()
+      .split('\n')
+      .filter((l) => l.startsWith('topology stats: '));
+    return JSON.parse(lines.at(-1)!.slice('topology stats: '.length)) as Record<string, SpoutStats>;
   }
 
   /** Polls, failing early with the log if the JVM dies (a halted worker ends LocalCluster). */

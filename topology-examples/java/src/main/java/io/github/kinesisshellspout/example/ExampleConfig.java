@@ -36,8 +36,16 @@ public final class ExampleConfig {
     }
 
     /** The {@code kinesis.spout} map: the short keys of this file, then everything under {@code spout}. */
-    @SuppressWarnings("unchecked")
     public Map<String, Object> spoutConf() {
+        return spoutConf(Map.of());
+    }
+
+    /**
+     * The {@code kinesis.spout} map of a spout component: {@link #spoutConf()}, then the keys of {@code over}
+     * ({@code zookeeper} merged key by key, every other key replaced).
+     */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> spoutConf(Map<String, Object> over) {
         Map<String, Object> conf = new LinkedHashMap<>();
         putIfSet(conf, "streamName", json.get("stream"));
         putIfSet(conf, "region", json.get("region"));
@@ -45,16 +53,58 @@ public final class ExampleConfig {
         putIfSet(conf, "dataFormat", json.get("dataFormat"));
         Map<String, Object> zookeeper = new LinkedHashMap<>();
         putIfSet(zookeeper, "connect", json.get("zookeeper"));
-        Map<String, Object> extra = (Map<String, Object>) json.getOrDefault("spout", Map.of());
-        for (Map.Entry<String, Object> entry : extra.entrySet()) {
-            if (entry.getKey().equals("zookeeper") && entry.getValue() instanceof Map) {
-                zookeeper.putAll((Map<String, Object>) entry.getValue());
-            } else {
-                conf.put(entry.getKey(), entry.getValue());
+        for (Map<String, Object> extra : List.of((Map<String, Object>) json.getOrDefault("spout", Map.of()), over)) {
+            for (Map.Entry<String, Object> entry : extra.entrySet()) {
+                if (entry.getKey().equals("zookeeper") && entry.getValue() instanceof Map) {
+                    zookeeper.putAll((Map<String, Object>) entry.getValue());
+                } else {
+                    conf.put(entry.getKey(), entry.getValue());
+                }
             }
         }
         conf.put("zookeeper", zookeeper);
         return conf;
+    }
+
+    /**
+     * More spout components besides {@code kinesis}, each {@code {"name": ..., "spout": {...}}} with
+     * optionally {@code spoutParallelism}, {@code spoutTasks} and {@code compactSerializer} of its own
+     * (default: 1, its parallelism, false). Its {@code spout} keys go over the file's (give it an
+     * {@code applicationName} of its own to read the stream apart from the others). Every spout feeds the
+     * same recorder, which records the component a tuple came from.
+     */
+    @SuppressWarnings("unchecked")
+    public List<SpoutSpec> moreSpouts() {
+        List<SpoutSpec> specs = new ArrayList<>();
+        for (Object item : (List<Object>) json.getOrDefault("moreSpouts", List.of())) {
+            if (!(item instanceof Map)) {
+                throw new IllegalArgumentException("moreSpouts: expected a list of objects");
+            }
+            Map<String, Object> spec = (Map<String, Object>) item;
+            Object name = spec.get("name");
+            if (!(name instanceof String) || ((String) name).isEmpty()) {
+                throw new IllegalArgumentException("moreSpouts[" + specs.size() + "].name: expected a component name");
+            }
+            int parallelism = spec.get("spoutParallelism") == null ? 1 : ((Number) spec.get("spoutParallelism")).intValue();
+            int tasks = spec.get("spoutTasks") == null ? parallelism : ((Number) spec.get("spoutTasks")).intValue();
+            Map<String, Object> over = (Map<String, Object>) spec.getOrDefault("spout", Map.of());
+            specs.add(new SpoutSpec((String) name, spoutConf(over), parallelism, tasks,
+                Boolean.TRUE.equals(spec.get("compactSerializer"))));
+        }
+        return specs;
+    }
+
+    /** One more spout component (see {@link #moreSpouts()}). */
+    public record SpoutSpec(String name, Map<String, Object> spoutConf, int parallelism, int tasks, boolean compactSerializer) {
+    }
+
+    /**
+     * {@code "holdAcksUntil": "<file>"}: the acking bolt holds every tuple, unacked, until that file exists,
+     * then acks what it held and everything after at once (to see {@code topology.max.spout.pending} stop a
+     * tracking spout). Default null: acks at once.
+     */
+    public String holdAcksUntil() {
+        return string("holdAcksUntil", null);
     }
 
     /** Fields to declare instead of the spout's {@code outputFields}, or null (only to see the spout refuse them). */
@@ -122,6 +172,12 @@ public final class ExampleConfig {
     @SuppressWarnings("unchecked")
     public Map<String, Object> stormConf() {
         return new HashMap<>((Map<String, Object>) json.getOrDefault("storm", Map.of()));
+    }
+
+    /** In local mode: added to LocalCluster's own (daemon) configuration, e.g. {@code executor.metrics.frequency.secs}. */
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> localClusterConf() {
+        return new HashMap<>((Map<String, Object>) json.getOrDefault("localCluster", Map.of()));
     }
 
     private String string(String key, String fallback) {

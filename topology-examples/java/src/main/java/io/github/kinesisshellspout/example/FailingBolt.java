@@ -10,7 +10,8 @@ import org.apache.storm.tuple.Tuple;
 /**
  * Fails the first delivery of a fixed share of the records, and acks everything else, so replays are
  * exercised and every record still ends acked. Which records fail depends only on the message id, so a
- * run is reproducible; the topology routes each id to one task (fields grouping), so a record fails once.
+ * run is reproducible; the topology routes each id to one task (fields grouping), so a record fails once
+ * (once per spout component, when several read the same stream).
  */
 public class FailingBolt extends AckBolt {
     private final double failFraction;
@@ -38,10 +39,11 @@ public class FailingBolt extends AckBolt {
     @Override
     protected boolean shouldFail(Tuple tuple) {
         String id = tuple.getStringByField("id");
-        if (!selected(id, failFraction) || !failed.add(id)) {
+        String component = tuple.getStringByField("component");
+        if (!selected(id, failFraction) || !failed.add(component + " " + id)) {
             return false;
         }
-        recorder.record(Map.of("event", "failed", "id", id, "task", context.getThisTaskId()));
+        recorder.record(Map.of("event", "failed", "id", id, "component", component, "task", context.getThisTaskId()));
         return true;
     }
 

@@ -51,20 +51,35 @@ public final class KinesisTopology {
         builder.setSpout(SPOUT, spout, config.spoutParallelism()).setNumTasks(config.spoutTasks());
         BoltDeclarer recorder = builder.setBolt(RECORDER, new RecordingBolt(config.outputFile()), config.boltParallelism());
         List<String> fields = config.declaredFields() != null ? config.declaredFields() : spout.outputFields();
-        if (config.groupByPartitionKey() && fields.contains("partitionKey")) {
-            // One recorder task per key, so the file shows each key's tuples in the order they were emitted.
-            recorder.fieldsGrouping(SPOUT, spout.outputStream(), new Fields("partitionKey"));
-        } else {
-            recorder.shuffleGrouping(SPOUT, spout.outputStream());
+        subscribe(recorder, SPOUT, spout, fields, config.groupByPartitionKey());
+        for (ExampleConfig.SpoutSpec more : config.moreSpouts()) {
+            KinesisShellSpout another = new KinesisShellSpout(more.spoutConf());
+            if (more.compactSerializer()) {
+                another.useCompactSerializer();
+            }
+            builder.setSpout(more.name(), another, more.parallelism()).setNumTasks(more.tasks());
+            subscribe(recorder, more.name(), another, another.outputFields(), config.groupByPartitionKey());
         }
-        if (spout.deadLetterStream() != null) {
-            // Dead letters are recorded too (unanchored, so nothing to ack downstream).
-            recorder.shuffleGrouping(SPOUT, spout.deadLetterStream());
-        }
-        AckBolt acker = config.failFraction() > 0 ? new FailingBolt(config.failFraction(), config.outputFile()) : new AckBolt();
+        AckBolt acker = config.failFraction() > 0
+            ? new FailingBolt(config.failFraction(), config.outputFile())
+            : config.holdAcksUntil() != null ? new HoldingBolt(config.holdAcksUntil()) : new AckBolt();
         // By id, so each record meets the same acking task on every replay and fails at most once.
         builder.setBolt(ACKER, acker, config.boltParallelism()).fieldsGrouping(RECORDER, new Fields("id"));
         return builder.createTopology();
+    }
+
+    /** The recorder takes a spout's records (and dead letters, when it has them) from component {@code id}. */
+    private static void subscribe(BoltDeclarer recorder, String id, KinesisShellSpout spout, List<String> fields, boolean byKey) {
+        if (byKey && fields.contains("partitionKey")) {
+            // One recorder task per key, so the file shows each key's tuples in the order they were emitted.
+            recorder.fieldsGrouping(id, spout.outputStream(), new Fields("partitionKey"));
+        } else {
+            recorder.shuffleGrouping(id, spout.outputStream());
+        }
+        if (spout.deadLetterStream() != null) {
+            // Dead letters are recorded too (unanchored, so nothing to ack downstream).
+            recorder.shuffleGrouping(id, spout.deadLetterStream());
+        }
     }
 
     public static Config topologyConf(ExampleConfig config) {
@@ -86,7 +101,7 @@ public final class KinesisTopology {
             StormSubmitter.submitTopologyWithProgressBar(config.topologyName(), conf, topology);
         } else {
             // A separate class, so that `remote` never loads LocalCluster (absent from a cluster's classpath).
-            LocalRunner.run(config.topologyName(), conf, topology, config.localSeconds());
+            LocalRunner.run(config.topologyName(), conf, topology, config.localSeconds(), config.localClusterConf());
         }
     }
 }

@@ -11,8 +11,8 @@ import org.apache.storm.tuple.Tuple;
 import org.apache.storm.tuple.Values;
 
 /**
- * Records every tuple it receives (replays included), then passes its message id on, anchored, to the
- * acking bolt: a failure there replays the record through here again.
+ * Records every tuple it receives (replays included), then passes its message id and spout component on,
+ * anchored, to the acking bolt: a failure there replays the record through here again.
  */
 public class RecordingBolt extends BaseRichBolt {
     private final String outputFile;
@@ -46,6 +46,8 @@ public class RecordingBolt extends BaseRichBolt {
         Map<String, Object> event = new LinkedHashMap<>();
         event.put("event", "received");
         event.put("id", id);
+        // The spout component it came from, when the topology has several (moreSpouts).
+        event.put("component", tuple.getSourceComponent());
         event.put("values", values);
         // The Java type the tuple arrived with: parsed JSON must still be a Map after Kryo.
         event.put("dataClass", data == null ? null : data.getClass().getName());
@@ -55,7 +57,7 @@ public class RecordingBolt extends BaseRichBolt {
         event.put("fromOtherWorker", !context.getThisWorkerTasks().contains(tuple.getSourceTask()));
         event.put("at", System.currentTimeMillis());
         recorder.record(event);
-        collector.emit(tuple, new Values(id));
+        collector.emit(tuple, new Values(id, tuple.getSourceComponent()));
         collector.ack(tuple);
     }
 
@@ -69,7 +71,7 @@ public class RecordingBolt extends BaseRichBolt {
 
     @Override
     public void declareOutputFields(OutputFieldsDeclarer declarer) {
-        declarer.declare(new Fields("id"));
+        declarer.declare(new Fields("id", "component"));
     }
 
     @Override
