@@ -1,0 +1,148 @@
+/** Several Kinesis streams in one spout component (`streams`), driven as ShellSpout drives it, on kinesis-local. */
+import { DeleteStreamCommand } from '@aws-sdk/client-kinesis';
+import { createStream, listAllShards, mergeShards, openShards, putRecords, splitShard } from '../helpers/kinesisAdmin';
+import { spoutConf, spoutSuite, uniqueName, waitFor } from '../helpers/fixture';
+import type { StormDriver, Emit } from '../helpers/stormDriver';
+import { parseMessageId } from '../../src/kinesis/records';
+
+const suite = spoutSuite();
+const FIELDS = ['streamName', 'shardId', 'sequenceNumber', 'data'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function newStreams(shards: number[]): Promise<string[]> {
+  const names = shards.map(() => uniqueName('multi'));
+  await Promise.all(names.map((name, i) => createStream(suite.services.client, name, shards[i])));
+  return names;
+}
+
+/** What a record is, whatever its id: its stream, shard and sequence number. */
+const recordOf = (emit: Emit) => `${emit.tuple[0]}|${emit.tuple[1]}|${emit.tuple[2]}`;
+
+/** Puts a few records into every stream every 100 ms until stopped; resolves with every record put. */
+function produce(streams: string[]): { stop(): Promise<Set<string>> } {
+  const put = new Set<string>();
+  let running = true;
+  let n = 0;
+  const loop = (async () => {
+    while (running) {
+      await Promise.all(
+        streams.map(async (stream) => {
+          const batch = Array.from({ length: 10 }, () => ({ partitionKey: `k${n++ % 31}`, data: `${stream}:${n}` }));
+          for (const r of await putRecords(suite.services.client, stream, batch))
+            put.add(`${stream}|${r.shardId}|${r.sequenceNumber}`);
+        }),
+      );
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return put;
+    },
+  };
+}
+
+function startTask(conf: Record<string, unknown>, taskId: number, tasks: number[]): Promise<StormDriver> {
+  return suite.spout('unused', 'unused', conf, {
+    taskId,
+    componentTasks: tasks,
+    outputFields: FIELDS,
+    streams: { second: FIELDS },
+  });
+}
+
+/** Pumps each driver (acking every emit) until `done`, in the background. */
+function pumpUntil(drivers: StormDriver[], done: () => boolean): Promise<boolean[]> {
+  return Promise.all(drivers.map((d) => d.pump(done, { timeoutMs: 60_000 })));
+}
+
+test('three streams, two tasks, a split and a merge while records flow, a task killed: every record delivered, ids unique and routed', async () => {
+  const streams = await newStreams([2, 2, 1]);
+  const app = uniqueName('app');
+  const conf = {
+    ...spoutConf(suite.services, streams[0], app),
+    streamName: undefined,
+    outputFields: FIELDS,
+    streams: [
+      { streamName: streams[0] },
+      { streamName: streams[1], outputStream: 'second' },
+      { streamName: streams[2] },
+    ],
+  };
+  const tasks = [await startTask(conf, 1, [1, 2]), await startTask(conf, 2, [1, 2])];
+  const producer = produce(streams);
+  let stopped = false;
+  const pumping = pumpUntil(tasks, () => stopped);
+  await sleep(1_500);
+  const [s0parent] = openShards(await listAllShards(suite.services.client, streams[0])).map((s) => s.ShardId!);
+  const [a, b] = openShards(await listAllShards(suite.services.client, streams[1])).map((s) => s.ShardId!);
+  const [children, merged] = await Promise.all([
+    splitShard(suite.services.client, streams[0], s0parent),
+    mergeShards(suite.services.client, streams[1], a, b),
+  ]);
+  await sleep(1_000);
+  tasks[1].signal('SIGKILL');
+  await tasks[1].exited;
+  await sleep(1_000);
+  const put = await producer.stop();
+  const all = () => tasks.flatMap((t) => t.emits);
+  const seen = () => new Set(all().map(recordOf));
+  await waitFor('every record put, emitted', () => [...put].every((r) => seen().has(r)), 40_000).catch((err) => {
+    throw new Error(`${(err as Error).message}\n--- survivor\n${tasks[0].logText()}`);
+  });
+  stopped = true;
+  await pumping;
+  // The killed task had a share of the shards, which the survivor took over.
+  expect(tasks[1].emits.length).toBeGreaterThan(0);
+
+  // Each id is one record's; its prefix names the stream the tuple says it came from; each stream on its output stream.
+  const byId = new Map<string, string>();
+  for (const emit of all()) {
+    const record = recordOf(emit);
+    expect(byId.get(emit.id) ?? record).toBe(record);
+    byId.set(emit.id, record);
+    const parsed = parseMessageId(emit.id)!;
+    expect(streams[parsed.streamIndex]).toBe(emit.tuple[0]);
+    expect(parsed.shardId).toBe(emit.tuple[1]);
+    expect(emit.stream ?? 'default').toBe(emit.tuple[0] === streams[1] ? 'second' : 'default');
+  }
+  // The reshards were read past: children of the split and the merge emitted.
+  const shardsOf = (stream: string) =>
+    new Set(
+      all()
+        .filter((e) => e.tuple[0] === stream)
+        .map((e) => e.tuple[1]),
+    );
+  for (const child of children) expect(shardsOf(streams[0]).has(child)).toBe(true);
+  expect(shardsOf(streams[1]).has(merged)).toBe(true);
+  // Each stream's state under its own base path.
+  for (const stream of streams)
+    expect((await suite.services.inspector.getChildren(`/it/${app}/${stream}/checkpoints`)).length).toBeGreaterThan(0);
+  expect(tasks[0].errors).toEqual([]);
+}, 90_000);
+
+test('a missing stream, and one deleted while running, are reported; the stream beside them goes on', async () => {
+  const [present, doomed] = await newStreams([1, 1]);
+  const missing = uniqueName('missing');
+  const conf = {
+    ...spoutConf(suite.services, present, uniqueName('app')),
+    streamName: undefined,
+    outputFields: FIELDS,
+    streams: [{ streamName: present }, { streamName: missing }, { streamName: doomed }],
+  };
+  const [task] = [await startTask(conf, 1, [1])];
+  const first = await putRecords(suite.services.client, present, [{ partitionKey: 'k', data: 'before' }]);
+  await putRecords(suite.services.client, doomed, [{ partitionKey: 'k', data: 'doomed' }]);
+  const seen = (data: string) => task.emits.some((e) => e.tuple[3] === data);
+  expect(await task.pump(() => seen('before') && seen('doomed'), { timeoutMs: 20_000 })).toBe(true);
+  expect(task.emits.find((e) => e.tuple[3] === 'before')?.tuple[2]).toBe(first[0].sequenceNumber);
+  expect(await task.pump(() => task.errors.some((e) => e.includes(missing)), { timeoutMs: 20_000 })).toBe(true);
+  expect(task.errors.find((e) => e.includes(missing))).toMatch(/is not there/);
+
+  await suite.services.client.send(new DeleteStreamCommand({ StreamName: doomed }));
+  expect(await task.pump(() => task.errors.some((e) => e.includes(doomed)), { timeoutMs: 30_000 })).toBe(true);
+  await putRecords(suite.services.client, present, [{ partitionKey: 'k', data: 'after' }]);
+  expect(await task.pump(() => seen('after'), { timeoutMs: 20_000 })).toBe(true);
+}, 90_000);
