@@ -55,6 +55,26 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void severalKinesisStreamsDeclareEachEntrysOutputStreamOnce() {
+        Map<String, Object> conf = new HashMap<>(BASE);
+        conf.remove("streamName");
+        conf.put("outputFields", List.of("streamName", "data"));
+        conf.put("streams", List.of(Map.of("streamName", "orders"), Map.of("streamName", "clicks", "outputStream", "clicks"),
+            Map.of("streamName", "views")));
+        KinesisShellSpout spout = new KinesisShellSpout(conf);
+        assertEquals(Map.of("default", List.of("streamName", "data"), "clicks", List.of("streamName", "data")), declared(spout));
+        assertEquals(List.of("default", "clicks"), spout.outputStreams());
+        conf.put("retry", Map.of("onExhausted", "deadLetter", "deadLetterStream", "clicks"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new KinesisShellSpout(conf));
+        assertTrue(e.getMessage().contains("kinesis.spout.retry.deadLetterStream = \"clicks\""), e.getMessage());
+        Map<String, Object> both = new HashMap<>(conf);
+        both.remove("retry");
+        both.put("streamName", "orders");
+        e = assertThrows(IllegalArgumentException.class, () -> new KinesisShellSpout(both));
+        assertTrue(e.getMessage().contains("exactly one of streamName or streamArn or streams"), e.getMessage());
+    }
+
+    @Test
     void declaresTheDefaultFieldsOnTheDefaultStream() {
         assertEquals(Map.of("default", List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp")), declared(new KinesisShellSpout(conf())));
     }
