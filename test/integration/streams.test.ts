@@ -1,8 +1,13 @@
 /** Several Kinesis streams in one spout component (`streams`), driven as ShellSpout drives it, on kinesis-local. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DeleteStreamCommand } from '@aws-sdk/client-kinesis';
 import { createStream, listAllShards, mergeShards, openShards, putRecords, splitShard } from '../helpers/kinesisAdmin';
 import { spoutConf, spoutSuite, uniqueName, waitFor } from '../helpers/fixture';
-import type { StormDriver, Emit } from '../helpers/stormDriver';
+import { ENTRY_SCRIPT, type Emit, type StormDriver } from '../helpers/stormDriver';
+import { SPOUT_NODE } from '../helpers/spoutNode';
 import { parseMessageId } from '../../src/kinesis/records';
 
 const suite = spoutSuite();
@@ -146,3 +151,55 @@ test('a missing stream, and one deleted while running, are reported; the stream 
   await putRecords(suite.services.client, present, [{ partitionKey: 'k', data: 'after' }]);
   expect(await task.pump(() => seen('after'), { timeoutMs: 20_000 })).toBe(true);
 }, 90_000);
+
+test("status shows every stream, reset needs --stream and moves only that stream's checkpoints", async () => {
+  const streams = await newStreams([1, 1]);
+  const app = uniqueName('app');
+  const conf = {
+    ...spoutConf(suite.services, streams[0], app),
+    streamName: undefined,
+    outputFields: FIELDS,
+    streams: streams.map((streamName) => ({ streamName })),
+  };
+  const task = await startTask(conf, 1, [1]);
+  for (const stream of streams) await putRecords(suite.services.client, stream, [{ partitionKey: 'k', data: stream }]);
+  expect(await task.pump(() => task.emits.length >= 2, { timeoutMs: 20_000 })).toBe(true);
+  const checkpointOf = async (stream: string) => {
+    const base = `/it/${app}/${stream}/checkpoints`;
+    const [shard] = await suite.services.inspector.getChildren(base).catch(() => []);
+    const node = shard && (await suite.services.inspector.getData(`${base}/${shard}`));
+    return node ? (JSON.parse(node.data.toString()) as { position: { kind: string } }).position.kind : undefined;
+  };
+  await waitFor('both checkpoints past the records', async () =>
+    (await Promise.all(streams.map(checkpointOf))).every((kind) => kind === 'AFTER'),
+  );
+  await task.stop();
+  const dir = mkdtempSync(join(tmpdir(), 'streams-tools-'));
+  try {
+    const file = join(dir, 'conf.json');
+    writeFileSync(file, JSON.stringify({ 'kinesis.spout': conf }));
+    const tool = (...args: string[]) =>
+      spawnSync(SPOUT_NODE, [ENTRY_SCRIPT, ...args, '--config', file], {
+        encoding: 'utf8',
+        env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
+        timeout: 30_000,
+      });
+    const status = tool('status', '--json');
+    expect(status.status).toBe(0);
+    const reports = status.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { application: { stream: string } });
+    expect(reports.map((r) => r.application.stream)).toEqual(streams);
+    expect(tool('status', '--stream', streams[1], '--json').stdout.trim().split('\n')).toHaveLength(1);
+    const refused = tool('reset', '--to', 'TRIM_HORIZON', '--yes');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('--stream <name> is required: the configuration reads several streams');
+    const reset = tool('reset', '--stream', streams[1], '--to', 'TRIM_HORIZON', '--yes');
+    expect(reset.status).toBe(0);
+    expect(await checkpointOf(streams[1])).toBe('TRIM_HORIZON');
+    expect(await checkpointOf(streams[0])).toBe('AFTER');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
