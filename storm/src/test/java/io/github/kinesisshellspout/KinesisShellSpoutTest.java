@@ -195,6 +195,24 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void theBuilderAddsStreams() {
+        KinesisShellSpout built = KinesisShellSpout.builder().region("eu-west-1").zookeeper("zk:2181")
+            .outputFields("streamName", "data").addStream("orders").addStream("clicks", "clicks").build();
+        Map<String, Object> spoutConf = (Map<String, Object>) built.getComponentConfiguration().get("kinesis.spout");
+        assertEquals(List.of(Map.of("streamName", "orders"), Map.of("streamName", "clicks", "outputStream", "clicks")),
+            spoutConf.get("streams"));
+        assertEquals(List.of("default", "clicks"), built.outputStreams());
+        assertEquals(Map.of("default", List.of("streamName", "data"), "clicks", List.of("streamName", "data")), declared(built));
+        KinesisShellSpout listed = KinesisShellSpout.builder().region("eu-west-1").zookeeper("zk:2181")
+            .streams(List.of(Map.of("streamName", "orders"), Map.of("streamName", "audit", "region", "us-east-1"))).build();
+        assertEquals(List.of("default"), listed.outputStreams());
+        // Both forms at once: refused when the spout is built (storm jar), naming the keys.
+        IllegalArgumentException both = assertThrows(IllegalArgumentException.class,
+            () -> KinesisShellSpout.builder().region("eu-west-1").streamName("orders").addStream("clicks").build());
+        assertTrue(both.getMessage().contains("exactly one of streamName or streamArn or streams"), both.getMessage());
+    }
+
+    @Test
     void theBuilderSetsTheReadMode() {
         Map<String, Object> named = KinesisShellSpout.builder().streamName("orders").region("eu-west-1").zookeeper("zk:2181").fanOut("orders-app").build().getComponentConfiguration();
         assertEquals(conf("readMode", "fanOut", "consumerName", "orders-app"), named.get("kinesis.spout"));
