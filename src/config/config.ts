@@ -32,6 +32,8 @@ export interface SpoutConfig extends Omit<Validated, 'applicationName' | 'zookee
   origins: ConfigOrigins;
   /** Several streams (`streams`), as given; `streamConfigs` resolves them. Absent in a stream's own configuration. */
   streams?: StreamEntry[];
+  /** In a stream's own configuration (streamConfigs): its index in `streams`. */
+  streamIndex?: number;
 }
 
 /** One entry of `streams`: which stream, and what it sets for itself (the rest is the top level's). */
@@ -275,7 +277,7 @@ export function streamConfigs(config: SpoutConfig): SpoutConfig[] {
   const entries = config.streams;
   if (!entries) return [config];
   const n = entries.length;
-  return entries.map((entry) => {
+  return entries.map((entry, streamIndex) => {
     const { streams: _all, streamName: _name, streamArn: _arn, ...shared } = config;
     const own: SpoutConfig = {
       ...shared,
@@ -284,6 +286,7 @@ export function streamConfigs(config: SpoutConfig): SpoutConfig[] {
       outputStream: entry.outputStream ?? config.outputStream,
       maxRecordsInMemory: Math.max(1, Math.floor(config.maxRecordsInMemory / n)),
       maxBytesInMemory: Math.max(1, Math.floor(config.maxBytesInMemory / n)),
+      streamIndex,
     };
     if (entry.streamName !== undefined) own.streamName = entry.streamName;
     if (entry.streamArn !== undefined) own.streamArn = entry.streamArn;
