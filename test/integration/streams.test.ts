@@ -49,12 +49,15 @@ function produce(streams: string[]): { stop(): Promise<Set<string>> } {
   };
 }
 
+const METRICS = { version: 1, process: 'kinesis-spout', shards: 'kinesis-spout-shards', intervalSecs: 1 };
+
 function startTask(conf: Record<string, unknown>, taskId: number, tasks: number[]): Promise<StormDriver> {
   return suite.spout('unused', 'unused', conf, {
     taskId,
     componentTasks: tasks,
     outputFields: FIELDS,
     streams: { second: FIELDS },
+    conf: { 'kinesis.spout.metrics': METRICS },
   });
 }
 
@@ -229,10 +232,25 @@ test('fair share over streams: three one-shard streams on two tasks are held two
     return owners.every((o) => o !== undefined) && owners;
   });
   // Held a while: what the assignment settles on, not what the first round took.
-  await sleep(2_000);
+  const done = Date.now() + 2_500;
+  await Promise.all(tasks.map((t) => t.pump(() => Date.now() > done)));
   const settled = await holders();
   const count = (task: string) => settled.filter((o) => o === task).length;
   expect([count('task0'), count('task1')].sort()).toEqual([1, 2]);
+  // Each task's shard metrics are keyed by stream: the same shard id of two streams stays apart.
+  const shardKeys = new Set(
+    tasks.flatMap((t) =>
+      t.metrics
+        .filter((m) => m.name === 'kinesis-spout-shards')
+        .flatMap((m) => Object.keys((m.params as { gauges: Record<string, number> }).gauges)),
+    ),
+  );
+  for (const stream of streams) expect(shardKeys).toContain(`${stream}/shardId-000000000000.inFlight`);
+  const processGauges = tasks.map((t) => {
+    const last = t.metrics.filter((m) => m.name === 'kinesis-spout').pop();
+    return (last?.params as { gauges: Record<string, number> } | undefined)?.gauges.shardsHeld;
+  });
+  expect(processGauges.sort()).toEqual([1, 2]);
   expect(held).toBeDefined();
   for (const task of tasks) expect(task.errors).toEqual([]);
 }, 60_000);
