@@ -20,8 +20,7 @@ import { parseCommand, parseHandshake, type SpoutCommand, StormOutput, taskPosit
 import { CompactOutput, type SpoutOutput } from '../multilang/compactProtocol';
 import { compactInput, offeredWire, replayJsonFrames } from './compactWire';
 import { StormStdio } from '../multilang/stdio';
-import { Coordinator } from '../spout/coordinator';
-import { viewOf } from '../spout/metrics';
+import { StreamSet } from '../spout/streamSet';
 import { KinesisSpout } from '../spout/spout';
 import { answersOnlySync, failureDue, failureReport, STOPPING_EXIT_AFTER_MS, type Lifecycle } from './lifecycle';
 import { startNotes } from '../config/startNotes';
@@ -54,7 +53,8 @@ function report(message: string, level: LogLevel = LogLevel.Error): void {
 }
 
 let spout: KinesisSpout | undefined;
-let coordinator: Coordinator | undefined;
+/** The streams read, one coordinator each. */
+let coordinator: StreamSet | undefined;
 let lifecycle: Lifecycle = { kind: 'starting' };
 /** Flushing checkpoints and giving up leases, once: started by a failure, a signal or stdin closing. */
 let coordinatorStopped: Promise<void> | undefined;
@@ -156,20 +156,21 @@ function onHandshake(body: string): void {
     if (why) out.log(`answering Storm through the event loop only: ${why}`, LogLevel.Debug);
   }
   const task = taskPosition(handshake.context);
-  coordinator = new Coordinator({
+  coordinator = new StreamSet({
     config,
-    kinesis: (options.createKinesis ?? createKinesisClient)(config),
-    fanOutKinesis:
-      config.readMode === 'fanOut' ? (options.createFanOutKinesis ?? createFanOutClient)(config) : undefined,
+    createKinesis: (kinesisOptions) => (options.createKinesis ?? createKinesisClient)({ ...config, ...kinesisOptions }),
+    createFanOutKinesis: (kinesisOptions) =>
+      (options.createFanOutKinesis ?? createFanOutClient)({ ...config, ...kinesisOptions }),
     zookeeper: diagnosingConnect((zkOptions) => ZkSession.connect(zkOptions)),
     logger,
     scheduler: realScheduler,
     member: { taskIndex: task.index, taskCount: task.count, host: hostname(), pid: process.pid },
   });
-  spout = new KinesisSpout(config, coordinator, logger, realScheduler, compact);
+  spout = new KinesisSpout(config, coordinator.spoutStreams, logger, realScheduler, compact);
+  const reading = coordinator.streams.map(({ config: own }) => own.streamArn ?? own.streamName).join(', ');
   out.log(
     // Numbered from 0, as the member ids (task<index>-...) and `status` number the tasks.
-    `kinesis-shell-spout task ${task.index} (of 0..${task.count - 1}) reading ${config.streamName ?? config.streamArn} as application ${config.applicationName}`,
+    `kinesis-shell-spout task ${task.index} (of 0..${task.count - 1}) reading ${reading} as application ${config.applicationName}`,
   );
   coordinator.start();
   setInterval(() => logStats(config), config.statsIntervalMs).unref();
@@ -212,7 +213,7 @@ function startMetrics(conf: Record<string, unknown>): void {
 function sendMetrics(): void {
   metricsDue = false;
   if (!metrics || !coordinator || lifecycle.kind !== 'running') return;
-  const report = coordinator.metrics.take(viewOf(coordinator), realScheduler.now());
+  const report = coordinator.takeMetrics(realScheduler.now());
   out.metrics(metrics.process, report.process);
   out.metrics(metrics.shards, report.shards);
 }
@@ -223,7 +224,7 @@ function logStats(config: SpoutConfig): void {
   const io = coordinator.io;
   out.log(
     `stats: emitted=${c.emitted} reemitted=${c.reemitted} acked=${c.acked} failed=${c.failed} skipped=${c.skipped} deadLettered=${c.deadLettered} ignoredAcks=${c.ignoredAcks} ` +
-      `shards=${coordinator.shards.size} inMemory=${coordinator.inMemory()} bytesInMemory=${coordinator.bytesInMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} ` +
+      `shards=${coordinator.shardCount} inMemory=${coordinator.inMemory()} bytesInMemory=${coordinator.bytesInMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} ` +
       `directReads=${stdio.counters.directReads} loopReads=${stdio.counters.loopReads} watchdogWakes=${stdio.counters.watchdogWakes} ` +
       `${memoryStats()} intervalMs=${config.statsIntervalMs}`,
   );

@@ -19,7 +19,7 @@ type Validated = FromSchema<Omit<typeof configSchema, 'oneOf'>>;
  * entry; what the schema cannot say is added here: the keys the topology conf fills (applicationName,
  * zookeeper.connect and auth), and where the settings came from.
  */
-export interface SpoutConfig extends Omit<Validated, 'applicationName' | 'zookeeper'> {
+export interface SpoutConfig extends Omit<Validated, 'applicationName' | 'zookeeper' | 'streams'> {
   applicationName: string;
   zookeeper: Omit<Validated['zookeeper'], 'connect' | 'auth'> & {
     connect: string;
@@ -30,7 +30,14 @@ export interface SpoutConfig extends Omit<Validated, 'applicationName' | 'zookee
   };
   /** Where the settings an operator must know about came from (logged at start; the secrets never are). */
   origins: ConfigOrigins;
+  /** Several streams (`streams`), as given; `streamConfigs` resolves them. Absent in a stream's own configuration. */
+  streams?: StreamEntry[];
+  /** In a stream's own configuration (streamConfigs): its index in `streams`. */
+  streamIndex?: number;
 }
+
+/** One entry of `streams`: which stream, and what it sets for itself (the rest is the top level's). */
+export type StreamEntry = NonNullable<Validated['streams']>[number];
 
 /** When a child shard may be read (schema: `ordering`). */
 export type Ordering = SpoutConfig['ordering'];
@@ -70,27 +77,55 @@ function valueAt(root: unknown, pointer: string): unknown {
   return node;
 }
 
+/** `/streams/1/region` as a key: `streams[1].region`. */
+function keyOf(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('');
+}
+
 function explain(error: ErrorObject, config: unknown): SpoutError {
-  const path = error.instancePath.split('/').slice(1).join('.');
+  const path = keyOf(error.instancePath);
   const key = path === '' ? CONF_KEY : `${CONF_KEY}.${path}`;
   const value = valueAt(config, error.instancePath);
   const params = error.params as Record<string, unknown>;
-  if (path === 'initialPosition' || (path.startsWith('initialPosition.') && path !== 'initialPosition.atTimestamp')) {
+  // The top level's initialPosition, or an entry's of `streams`.
+  const position = /^((?:streams\[\d+\]\.)?initialPosition)(\.|$)/.exec(path);
+  if (position && path !== `${position[1]}.atTimestamp`) {
+    const pointer = error.instancePath.slice(
+      0,
+      error.instancePath.indexOf('initialPosition') + 'initialPosition'.length,
+    );
     return badConfig(
-      `${CONF_KEY}.initialPosition`,
-      valueAt(config, '/initialPosition'),
+      `${CONF_KEY}.${position[1]}`,
+      valueAt(config, pointer),
       'allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}',
     );
   }
   const missing = params.missingProperty;
-  if (path === '' && (error.keyword === 'oneOf' || missing === 'streamName' || missing === 'streamArn')) {
+  const entry = /^streams\[\d+\]$/.test(path);
+  if (entry && (error.keyword === 'oneOf' || missing === 'streamName' || missing === 'streamArn')) {
     return badConfig(
-      `${CONF_KEY}.streamName`,
-      config === undefined ? undefined : valueAt(config, '/streamName'),
-      'exactly one of streamName or streamArn is required',
+      `${key}.streamName`,
+      valueAt(config, `${error.instancePath}/streamName`),
+      'exactly one of streamName or streamArn is required in each entry of streams',
     );
   }
-  if (path === 'region' && error.keyword === 'pattern')
+  if (path === '' && (error.keyword === 'oneOf' || missing === 'streamName' || missing === 'streamArn')) {
+    const given = ['streamName', 'streamArn', 'streams'].filter((k) => isObject(config) && config[k] !== undefined);
+    return badConfig(
+      `${CONF_KEY}.${given.length > 1 ? given[given.length - 1] : 'streamName'}`,
+      config === undefined
+        ? undefined
+        : valueAt(config, `/${given.length > 1 ? given[given.length - 1] : 'streamName'}`),
+      given.length > 1
+        ? `give exactly one of streamName, streamArn or streams (a list of streams), not ${given.join(' and ')}`
+        : 'exactly one of streamName or streamArn is required (or streams: a list of streams)',
+    );
+  }
+  if (/^(streams\[\d+\]\.)?region$/.test(path) && error.keyword === 'pattern')
     return badConfig(key, value, 'must be an AWS region name such as "us-east-1" (letters, digits and dashes)');
   switch (error.keyword) {
     case 'additionalProperties': {
@@ -182,12 +217,16 @@ export function validateConfig(raw: Record<string, unknown>, storm: StormDefault
     valid.zookeeper.auth = storm.auth?.auth;
     valid.zookeeper.creatorOnly = storm.auth?.creatorOnly ?? false;
   }
-  const position = valid.initialPosition;
-  if (typeof position === 'object' && Number.isNaN(Date.parse(position.atTimestamp))) {
-    throw badConfig(`${CONF_KEY}.initialPosition.atTimestamp`, position.atTimestamp, 'must be an ISO-8601 date-time');
-  }
+  checkPosition(valid.initialPosition, 'initialPosition');
+  if (valid.streams && valid.consumerArn !== undefined)
+    throw badConfig(
+      `${CONF_KEY}.consumerArn`,
+      valid.consumerArn,
+      'a consumer belongs to one stream: with streams, give consumerArn in the entry of its stream',
+    );
   checkConsumer(valid);
   checkDelivery(valid, raw);
+  if (valid.streams) checkStreams(valid);
   if (valid.retry.maxBackoffMs < valid.retry.initialBackoffMs) {
     throw badConfig(
       `${CONF_KEY}.retry.maxBackoffMs`,
@@ -195,7 +234,11 @@ export function validateConfig(raw: Record<string, unknown>, storm: StormDefault
       `must be >= retry.initialBackoffMs (${valid.retry.initialBackoffMs})`,
     );
   }
-  if (valid.retry.onExhausted === 'deadLetter' && valid.retry.deadLetterStream === valid.outputStream) {
+  if (
+    !valid.streams &&
+    valid.retry.onExhausted === 'deadLetter' &&
+    valid.retry.deadLetterStream === valid.outputStream
+  ) {
     throw badConfig(
       `${CONF_KEY}.retry.deadLetterStream`,
       valid.retry.deadLetterStream,
@@ -215,8 +258,87 @@ function mergeDeep(base: Record<string, unknown>, over: Record<string, unknown>)
 }
 
 /** The stream's name, from `streamName` or the tail of `streamArn`. */
-export function streamNameOf(config: SpoutConfig): string {
+export function streamNameOf(config: Pick<SpoutConfig, 'streamName' | 'streamArn'>): string {
   return config.streamName ?? config.streamArn!.split('/').pop()!;
+}
+
+function checkPosition(position: InitialPosition, key: string): void {
+  if (typeof position === 'object' && Number.isNaN(Date.parse(position.atTimestamp))) {
+    throw badConfig(`${CONF_KEY}.${key}.atTimestamp`, position.atTimestamp, 'must be an ISO-8601 date-time');
+  }
+}
+
+/**
+ * The configuration of each stream the spout reads, in order: the configuration itself for one stream
+ * (`streamName`/`streamArn`), else one per entry of `streams`, the entry's keys over the top level's, the
+ * memory caps split evenly (the caps are the process's, whatever the number of streams). Pure.
+ */
+export function streamConfigs(config: SpoutConfig): SpoutConfig[] {
+  const entries = config.streams;
+  if (!entries) return [config];
+  const n = entries.length;
+  return entries.map((entry, streamIndex) => {
+    const { streams: _all, streamName: _name, streamArn: _arn, ...shared } = config;
+    const own: SpoutConfig = {
+      ...shared,
+      region: entry.region ?? config.region,
+      initialPosition: entry.initialPosition ?? config.initialPosition,
+      outputStream: entry.outputStream ?? config.outputStream,
+      maxRecordsInMemory: Math.max(1, Math.floor(config.maxRecordsInMemory / n)),
+      maxBytesInMemory: Math.max(1, Math.floor(config.maxBytesInMemory / n)),
+      streamIndex,
+    };
+    if (entry.streamName !== undefined) own.streamName = entry.streamName;
+    if (entry.streamArn !== undefined) own.streamArn = entry.streamArn;
+    if (entry.consumerArn !== undefined) {
+      own.consumerArn = entry.consumerArn;
+      delete own.consumerName;
+    }
+    return own;
+  });
+}
+
+/** What `streams` must hold beyond the schema: distinct state paths, and each entry's own checks. */
+function checkStreams(valid: SpoutConfig): void {
+  const seen = new Map<string, number>();
+  streamConfigs(valid).forEach((own, i) => {
+    const entry = valid.streams![i];
+    const at = `streams[${i}]`;
+    const name = streamNameOf(own);
+    const first = seen.get(name);
+    if (first !== undefined)
+      throw badConfig(
+        `${CONF_KEY}.${at}.${entry.streamName !== undefined ? 'streamName' : 'streamArn'}`,
+        entry.streamName ?? entry.streamArn,
+        `names stream ${name} as streams[${first}] does: each stream's state lives under <root>/<applicationName>/<streamName>/, so a stream is listed once (two regions' streams of one name cannot be read by one component)`,
+      );
+    seen.set(name, i);
+    if (entry.initialPosition !== undefined) checkPosition(entry.initialPosition, `${at}.initialPosition`);
+    if (entry.consumerArn !== undefined) {
+      if (valid.readMode !== 'fanOut')
+        throw badConfig(
+          `${CONF_KEY}.${at}.consumerArn`,
+          entry.consumerArn,
+          'applies only with readMode "fanOut": remove it or set readMode',
+        );
+      checkConsumerOf(own, entry.consumerArn, `${at}.consumerArn`);
+    }
+    if (valid.retry.onExhausted === 'deadLetter' && valid.retry.deadLetterStream === own.outputStream)
+      throw badConfig(
+        `${CONF_KEY}.retry.deadLetterStream`,
+        valid.retry.deadLetterStream,
+        `must differ from the outputStream of ${at} (${name}): dead letters carry two more fields than the tuples`,
+      );
+  });
+}
+
+/** The consumer's ARN must name the stream it is given for. */
+function checkConsumerOf(stream: Pick<SpoutConfig, 'streamName' | 'streamArn'>, arn: string, key: string): void {
+  if (stream.streamArn !== undefined && !arn.startsWith(`${stream.streamArn}/consumer/`))
+    throw badConfig(`${CONF_KEY}.${key}`, arn, `must be a consumer of streamArn ${stream.streamArn}`);
+  const name = /:stream\/([^/]+)\/consumer\//.exec(arn)?.[1];
+  if (stream.streamName !== undefined && name !== stream.streamName)
+    throw badConfig(`${CONF_KEY}.${key}`, arn, `must be a consumer of stream ${stream.streamName}`);
 }
 
 /** `tupleTracking` and `retry` only where they mean something: at-least-once always tracks and replays; the others never replay. */
@@ -253,11 +375,7 @@ function checkConsumer(valid: SpoutConfig): void {
   if (arn !== undefined) {
     if (valid.consumerName !== undefined)
       throw badConfig(`${CONF_KEY}.consumerName`, valid.consumerName, 'give consumerName or consumerArn, not both');
-    if (valid.streamArn !== undefined && !arn.startsWith(`${valid.streamArn}/consumer/`))
-      throw badConfig(`${CONF_KEY}.consumerArn`, arn, `must be a consumer of streamArn ${valid.streamArn}`);
-    const stream = /:stream\/([^/]+)\/consumer\//.exec(arn)?.[1];
-    if (valid.streamName !== undefined && stream !== valid.streamName)
-      throw badConfig(`${CONF_KEY}.consumerArn`, arn, `must be a consumer of stream ${valid.streamName}`);
+    checkConsumerOf(valid, arn, 'consumerArn');
     return;
   }
   if (valid.consumerName === undefined) {

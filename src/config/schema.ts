@@ -32,31 +32,89 @@ export const DEFAULT_OUTPUT_FIELDS: TupleField[] = [
 const positiveMs = (description: string, defaultValue: number, minimum = 1) =>
   ({ type: 'integer', minimum, maximum: 86_400_000, default: defaultValue, description }) as const;
 
+const STREAM_NAME = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[a-zA-Z0-9_.-]+$',
+  description: 'Kinesis stream to read (or give `streamArn`, or several streams in `streams`).',
+} as const;
+
+const STREAM_ARN = {
+  type: 'string',
+  pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+$',
+  description: 'Stream ARN, instead of `streamName`.',
+} as const;
+
+const REGION = {
+  type: 'string',
+  // What the AWS SDK accepts as a region (one DNS label); anything else fails every call, not at start.
+  pattern: '^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$',
+  description: 'AWS region of the stream (e.g. `us-east-1`).',
+} as const;
+
+const CONSUMER_ARN = {
+  type: 'string',
+  pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+/consumer/[a-zA-Z0-9_.-]+:[0-9]+$',
+  description:
+    'With `readMode: "fanOut"`: a consumer the operator registered and manages; the spout only describes it (`DescribeStreamConsumer`) and never registers one. Instead of `consumerName`.',
+} as const;
+
+const INITIAL_POSITION = {
+  description:
+    'Where shards open at the application\'s first start begin: `LATEST` (the first start time, recorded once), `TRIM_HORIZON`, or `{"atTimestamp": ISO-8601}`.',
+  default: 'LATEST',
+  oneOf: [
+    { type: 'string', enum: ['LATEST', 'TRIM_HORIZON'] },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['atTimestamp'],
+      properties: { atTimestamp: { type: 'string', minLength: 1 } },
+    },
+  ],
+} as const;
+
 export const configSchema = {
   $id: 'kinesis.spout',
   type: 'object',
   additionalProperties: false,
   required: ['region'],
-  oneOf: [{ required: ['streamName'] }, { required: ['streamArn'] }],
+  oneOf: [{ required: ['streamName'] }, { required: ['streamArn'] }, { required: ['streams'] }],
   properties: {
-    streamName: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 128,
-      pattern: '^[a-zA-Z0-9_.-]+$',
-      description: 'Kinesis stream to read (or give `streamArn`).',
+    streamName: STREAM_NAME,
+    streamArn: STREAM_ARN,
+    streams: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        oneOf: [{ required: ['streamName'] }, { required: ['streamArn'] }],
+        properties: {
+          streamName: STREAM_NAME,
+          streamArn: STREAM_ARN,
+          region: { ...REGION, description: 'Region of this stream. Default: the top-level `region`.' },
+          initialPosition: {
+            description:
+              'Where the shards of this stream open at its first start begin. Default: the top-level `initialPosition`.',
+            oneOf: INITIAL_POSITION.oneOf,
+          },
+          outputStream: {
+            type: 'string',
+            minLength: 1,
+            description: "Storm stream this stream's tuples are emitted on. Default: the top-level `outputStream`.",
+          },
+          consumerArn: {
+            ...CONSUMER_ARN,
+            description: 'With `readMode: "fanOut"`: the operator-managed consumer of this stream (see `consumerArn`).',
+          },
+        },
+      },
+      description:
+        'Several Kinesis streams read by one spout component, instead of `streamName`/`streamArn`: `[{"streamName": "a"}, {"streamArn": "arn:...", "region": "eu-west-1", "initialPosition": "TRIM_HORIZON", "outputStream": "b"}]`. An entry names its stream (`streamName` or `streamArn`) and may set `region`, `initialPosition`, `outputStream` and `consumerArn`, whose top-level values are the defaults; every other key applies to all streams. Each stream keeps its state under `<root>/<applicationName>/<streamName>/` (so names must differ) and its shards are shared among the tasks on their own; the memory caps are split evenly between the streams (see [Several streams](topology.md#several-streams)).',
     },
-    streamArn: {
-      type: 'string',
-      pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+$',
-      description: 'Stream ARN, instead of `streamName`.',
-    },
-    region: {
-      type: 'string',
-      // What the AWS SDK accepts as a region (one DNS label); anything else fails every call, not at start.
-      pattern: '^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$',
-      description: 'AWS region of the stream (e.g. `us-east-1`).',
-    },
+    region: REGION,
     endpoint: {
       type: 'string',
       pattern: '^https?://',
@@ -89,26 +147,8 @@ export const configSchema = {
       description:
         'With `readMode: "fanOut"`: the stream consumer the spout registers (`RegisterStreamConsumer`, once, by whichever task starts first) and waits for until it is `ACTIVE`; never deregistered by the spout (`kinesis-spout-tool deregister-consumer` does it when told). Default: `applicationName`.',
     },
-    consumerArn: {
-      type: 'string',
-      pattern: '^arn:aws[a-z-]*:kinesis:[a-z0-9-]+:[0-9]{12}:stream/[a-zA-Z0-9_.-]+/consumer/[a-zA-Z0-9_.-]+:[0-9]+$',
-      description:
-        'With `readMode: "fanOut"`: a consumer the operator registered and manages; the spout only describes it (`DescribeStreamConsumer`) and never registers one. Instead of `consumerName`.',
-    },
-    initialPosition: {
-      description:
-        'Where shards open at the application\'s first start begin: `LATEST` (the first start time, recorded once), `TRIM_HORIZON`, or `{"atTimestamp": ISO-8601}`.',
-      default: 'LATEST',
-      oneOf: [
-        { type: 'string', enum: ['LATEST', 'TRIM_HORIZON'] },
-        {
-          type: 'object',
-          additionalProperties: false,
-          required: ['atTimestamp'],
-          properties: { atTimestamp: { type: 'string', minLength: 1 } },
-        },
-      ],
-    },
+    consumerArn: CONSUMER_ARN,
+    initialPosition: INITIAL_POSITION,
     outputFields: {
       type: 'array',
       minItems: 1,

@@ -1,6 +1,6 @@
 /** Checks of the configuration against what the Storm topology declares and registers. */
 import { ErrorCode, SpoutError } from '../errors';
-import type { SpoutConfig } from './config';
+import { streamConfigs, type SpoutConfig } from './config';
 import { DEAD_LETTER_FIELDS } from './schema';
 
 /**
@@ -14,7 +14,13 @@ export function checkOutputFields(
   const declared = context['stream->outputfields'];
   if (declared === undefined) return;
   const tuples = `kinesis.spout.outputFields = ${JSON.stringify(config.outputFields)}`;
-  checkStream(declared, 'outputStream', config.outputStream, config.outputFields, tuples);
+  const outputStreams = new Set<string>();
+  streamConfigs(config).forEach((own, i) => {
+    if (outputStreams.has(own.outputStream)) return;
+    outputStreams.add(own.outputStream);
+    const key = config.streams?.[i].outputStream !== undefined ? `streams[${i}].outputStream` : 'outputStream';
+    checkStream(declared, key, own.outputStream, config.outputFields, tuples);
+  });
   const { retry } = config;
   if (retry.onExhausted === 'deadLetter') {
     const letters = `kinesis.spout.retry.onExhausted = "deadLetter": dead letters carry the output fields then ${DEAD_LETTER_FIELDS.join(', ')}, ${JSON.stringify([...config.outputFields, ...DEAD_LETTER_FIELDS])}`;

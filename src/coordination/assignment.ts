@@ -41,20 +41,26 @@ export const NOT_JOINED_PREFIX = '~not-joined-yet-';
 /**
  * How many shards each member should hold: within one of each other, and the extra ones go to the
  * members not joined yet, then to those that already hold the most, so a change moves as few leases as
- * possible.
+ * possible; among equals, by name, the order turned by `rotation` places: the streams of one process
+ * (`streams`, rotation = the stream's index) give their extra shards to different tasks, so that the
+ * tasks' totals over all streams stay close too.
  */
 export function shareTargets(
   members: readonly string[],
   held: ReadonlyMap<string, number>,
   total: number,
+  rotation = 0,
 ): Map<string, number> {
   const targets = new Map<string, number>();
   if (members.length === 0) return targets;
   const floor = Math.floor(total / members.length);
   let extra = total % members.length;
   const notJoined = (member: string) => (member.startsWith(NOT_JOINED_PREFIX) ? 0 : 1);
+  const n = members.length;
+  const turn = rotation % n;
+  const rank = new Map([...members].sort().map((m, i) => [m, (i - turn + n) % n]));
   const byHolding = [...members].sort(
-    (a, b) => notJoined(a) - notJoined(b) || (held.get(b) ?? 0) - (held.get(a) ?? 0) || (a < b ? -1 : a > b ? 1 : 0),
+    (a, b) => notJoined(a) - notJoined(b) || (held.get(b) ?? 0) - (held.get(a) ?? 0) || rank.get(a)! - rank.get(b)!,
   );
   for (const member of byHolding) {
     targets.set(member, floor + (extra > 0 ? 1 : 0));
@@ -80,6 +86,8 @@ export function planLeases(input: {
   leases: ReadonlyMap<string, string>;
   members: readonly string[];
   me: string;
+  /** See shareTargets. */
+  rotation?: number;
 }): LeasePlan {
   const { readable, leases, me } = input;
   const members = input.members.includes(me) ? input.members : [...input.members, me];
@@ -94,7 +102,7 @@ export function planLeases(input: {
       if (owner === me) mine.push(shardId);
     }
   }
-  const target = shareTargets(members, held, readable.length).get(me) ?? 0;
+  const target = shareTargets(members, held, readable.length, input.rotation).get(me) ?? 0;
   const byPreference = (list: string[]) => list.sort((a, b) => preferenceScore(me, b) - preferenceScore(me, a));
   if (mine.length > target) {
     return { candidates: [], want: 0, release: byPreference(mine).slice(target) };

@@ -6,6 +6,8 @@ export const TUPLE_FIELDS = [
   'sequenceNumber',
   'arrivalTimestamp',
   'subSequence',
+  /** The stream the record was read from (its name; the tail of its ARN when given by ARN). */
+  'streamName',
 ] as const;
 export type TupleField = (typeof TUPLE_FIELDS)[number];
 

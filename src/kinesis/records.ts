@@ -33,23 +33,30 @@ export function recordKey(sequenceNumber: string, subSequence?: number): string 
   return subSequence === undefined ? sequenceNumber : `${sequenceNumber}:${subSequence}`;
 }
 
-export function messageId(shardId: string, sequenceNumber: string, subSequence?: number): string {
-  return messageIdOfKey(shardId, recordKey(sequenceNumber, subSequence));
+/**
+ * The message id of a record: `<shardId>:<sequenceNumber>[:<subSequence>]` for the first (or only) stream,
+ * `<streamIndex>/<shardId>:...` for the others (`streams[streamIndex]`): shard ids repeat across streams, and
+ * no shard id holds a `/`. A single-stream configuration keeps the ids it always had.
+ */
+export function messageId(shardId: string, sequenceNumber: string, subSequence?: number, streamIndex = 0): string {
+  return messageIdOfKey(shardId, recordKey(sequenceNumber, subSequence), streamIndex);
 }
 
 /** The message id of the record with this key (see `recordKey`) in its shard. */
-export function messageIdOfKey(shardId: string, key: string): string {
-  return `${shardId}:${key}`;
+export function messageIdOfKey(shardId: string, key: string, streamIndex = 0): string {
+  return streamIndex === 0 ? `${shardId}:${key}` : `${streamIndex}/${shardId}:${key}`;
 }
 
-/** Splits `<shardId>:<sequenceNumber>[:<subSequence>]`; undefined for anything else. */
-const MESSAGE_ID = /^([^:]+):(\d+)(?::(\d{1,9}))?$/;
+/** Splits `[<streamIndex>/]<shardId>:<sequenceNumber>[:<subSequence>]`; undefined for anything else. */
+const MESSAGE_ID = /^(?:([1-9]\d{0,3})\/)?([^:/]+):(\d+)(?::(\d{1,9}))?$/;
 
 export interface ParsedMessageId {
+  /** Which of the configured streams (0: the first, or the only one). */
+  streamIndex: number;
   shardId: string;
   sequenceNumber: string;
   subSequence?: number;
-  /** The id without its shard: the record's key in its shard's in-flight records. */
+  /** The id without its stream and shard: the record's key in its shard's in-flight records. */
   key: string;
 }
 
@@ -57,12 +64,13 @@ export function parseMessageId(id: unknown): ParsedMessageId | undefined {
   if (typeof id !== 'string') return undefined;
   const match = MESSAGE_ID.exec(id);
   if (!match) return undefined;
-  const [, shardId, sequenceNumber, sub] = match;
-  if (sub === undefined) return { shardId, sequenceNumber, key: sequenceNumber };
+  const [, stream, shardId, sequenceNumber, sub] = match;
+  const streamIndex = stream === undefined ? 0 : Number(stream);
+  if (sub === undefined) return { streamIndex, shardId, sequenceNumber, key: sequenceNumber };
   const subSequence = Number(sub);
   // One spelling per record: "007" is not an id this spout emits.
   if (String(subSequence) !== sub) return undefined;
-  return { shardId, sequenceNumber, subSequence, key: recordKey(sequenceNumber, subSequence) };
+  return { streamIndex, shardId, sequenceNumber, subSequence, key: recordKey(sequenceNumber, subSequence) };
 }
 
 export type DataDecodeFailure = (record: KinesisRecord, err: unknown) => void;
@@ -73,6 +81,8 @@ export function tupleOf(
   format: DataFormat,
   onBadJson: DataDecodeFailure,
   rawBytes = false,
+  /** The `streamName` field's value: the stream the record was read from. */
+  streamName = '',
 ): unknown[] {
   return fields.map((field) => {
     switch (field) {
@@ -88,6 +98,8 @@ export function tupleOf(
         return record.arrivalMs;
       case 'subSequence':
         return record.subSequence ?? null;
+      case 'streamName':
+        return streamName;
     }
   });
 }

@@ -205,6 +205,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       held: [...held.byId.values()].map((s) => ({ shardId: s.shardId, phase: s.phase.kind })),
       startOf: session.startOf,
       loads,
+      rotation: this.deps.config.streamIndex,
     });
     if (plan.loadOf) this.deps.planned?.(plan.loadOf);
     for (const shardId of plan.forget) {

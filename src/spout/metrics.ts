@@ -245,3 +245,31 @@ export function viewOf(holder: ShardHolder): ProcessView {
     load: holder.heldLoad?.(),
   };
 }
+
+/** Process gauges that add up over streams; `zookeeperConnected` is the least, `maxMillisBehindLatest` the most. */
+const SUMMED_GAUGES = ['shardsHeld', 'recordsInMemory', 'bytesInMemory', 'heldBytesPerSecond', 'heldRecordsPerSecond'];
+
+/**
+ * One report of the process from each stream's (several streams, `streams`): the process's counters and
+ * gauges over all of them, and each stream's shard keys as `<streamName>/<shardId>.<name>`, so that two
+ * streams' `shardId-000000000000` stay apart. One stream's report is returned as it is (keys unchanged).
+ */
+export function mergeReports(reports: readonly { stream: string; report: MetricsReport }[]): MetricsReport {
+  if (reports.length === 1) return reports[0].report;
+  const counters: Record<string, number> = {};
+  const gauges: Record<string, number> = {};
+  const shards: MetricParams = { counters: {}, gauges: {} };
+  for (const { stream, report } of reports) {
+    for (const [name, value] of Object.entries(report.process.counters)) counters[name] = (counters[name] ?? 0) + value;
+    for (const [name, value] of Object.entries(report.process.gauges)) {
+      if (SUMMED_GAUGES.includes(name)) gauges[name] = (gauges[name] ?? 0) + value;
+      else if (name === 'zookeeperConnected') gauges[name] = Math.min(gauges[name] ?? 1, value);
+      else gauges[name] = Math.max(gauges[name] ?? value, value);
+    }
+    for (const [key, value] of Object.entries(report.shards.counters)) shards.counters[`${stream}/${key}`] = value;
+    for (const [key, value] of Object.entries(report.shards.gauges)) shards.gauges[`${stream}/${key}`] = value;
+  }
+  if (gauges.heldRecordsPerSecond !== undefined)
+    gauges.heldRecordsPerSecond = Math.round(gauges.heldRecordsPerSecond * 100) / 100;
+  return { process: { counters, gauges }, shards };
+}

@@ -33,6 +33,8 @@ export interface RoundInput {
   startOf(shardId: string): Position;
   /** With balance "throughput": the loads the lease nodes hold (without: shares by count). */
   loads?: ReadonlyMap<string, ShardLoad>;
+  /** By count: which member takes an extra share among equals (see shareTargets; the stream's index). */
+  rotation?: number;
 }
 
 export interface RoundPlan {
@@ -86,7 +88,7 @@ export function planRound(input: RoundInput): RoundPlan {
         loads: input.loads,
         releasing: input.held.some((h) => h.phase === 'releasing'),
       })
-    : planLeases({ readable, leases, members: input.members, me });
+    : planLeases({ readable, leases, members: input.members, me, rotation: input.rotation });
   const gone = new Set(forget);
   const releasable = new Set(
     input.held.filter((h) => RELEASABLE.has(h.phase) && !gone.has(h.shardId)).map((h) => h.shardId),

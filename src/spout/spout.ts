@@ -1,10 +1,19 @@
 /**
  * The spout as Storm sees it: answers `next`, `ack`, `fail`, `activate` and `deactivate` at once, from
- * memory, never waiting on the network. Emits only from shards whose lease is still trusted.
+ * memory, never waiting on the network. Emits only from shards whose lease is still trusted. With several
+ * streams (`streams`), one source per stream: each is trusted (or not) on its own, their shards are emitted
+ * from round robin, and a message id names its stream, so its outcome goes back to that stream's shard.
  */
-import type { SpoutConfig } from '../config/config';
+import { streamNameOf, type SpoutConfig } from '../config/config';
 import type { Scheduler } from '../core/scheduler';
-import { messageId, messageIdOfKey, parseMessageId, tupleOf, type KinesisRecord } from '../kinesis/records';
+import {
+  type DataDecodeFailure,
+  messageId,
+  messageIdOfKey,
+  parseMessageId,
+  tupleOf,
+  type KinesisRecord,
+} from '../kinesis/records';
 import type { LateOutcomes } from './lateOutcomes';
 import { LogLevel, Reporter, type Logger } from '../core/log';
 import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
@@ -34,6 +43,12 @@ export interface ShardSource {
   readonly metrics: SpoutMetrics;
 }
 
+/** One stream the spout emits from: the source of its shards, and its own configuration (streamConfigs). */
+export interface SpoutStream {
+  readonly source: ShardSource;
+  readonly config: SpoutConfig;
+}
+
 export interface SpoutCounters {
   emitted: number;
   reemitted: number;
@@ -43,6 +58,15 @@ export interface SpoutCounters {
   /** Of the records skipped, those emitted on the dead-letter stream. */
   deadLettered: number;
   ignoredAcks: number;
+}
+
+/** What the spout keeps of each stream, made once. */
+interface StreamState {
+  readonly index: number;
+  readonly source: ShardSource;
+  readonly name: string;
+  readonly outputStream: string;
+  readonly onBadJson: DataDecodeFailure;
 }
 
 export class KinesisSpout {
@@ -57,36 +81,68 @@ export class KinesisSpout {
   };
   private cursor = 0;
   private readonly reporter: Reporter;
-  private readonly metrics: SpoutMetrics;
+  private readonly streams: readonly StreamState[];
+  /** The shards emitted from in the current `next`, and the stream of each (reused: `next` is the hot path). */
+  private readonly turn: OwnedShard[] = [];
+  private readonly turnStreams: StreamState[] = [];
 
+  /** `streams`: one source (a single-stream configuration), or each stream's source with its own configuration. */
   constructor(
     private readonly config: SpoutConfig,
-    private readonly coordinator: ShardSource,
+    streams: ShardSource | readonly SpoutStream[],
     logger: Logger,
     private readonly scheduler: Scheduler,
     /** The wire carries bytes (the compact format): `base64` data is emitted as bytes (a Java byte[]). */
     private readonly rawBytes = false,
   ) {
     this.reporter = new Reporter(logger, scheduler);
-    this.metrics = coordinator.metrics;
+    const list: readonly SpoutStream[] = Array.isArray(streams)
+      ? streams
+      : [{ source: streams as ShardSource, config }];
+    this.streams = list.map(({ source, config: own }, index) => {
+      const name = own.streamName !== undefined || own.streamArn !== undefined ? streamNameOf(own) : '';
+      return {
+        index,
+        source,
+        name,
+        outputStream: own.outputStream,
+        onBadJson: (bad: KinesisRecord, err: unknown) =>
+          this.reporter.warn(
+            `json:${index}/${bad.shardId}`,
+            `record ${messageId(bad.shardId, bad.sequenceNumber, bad.subSequence, index)}${list.length > 1 ? ` of stream ${name}` : ''} is not JSON (${(err as Error).message}); emitted as text`,
+          ),
+      };
+    });
   }
 
   next(out: Emitter): void {
-    const coordinator = this.coordinator;
-    if (!coordinator.isActive || coordinator.shards.size === 0) return;
     const now = this.scheduler.now();
-    if (coordinator.trustedUntil() <= now) {
-      this.reporter.warn(
-        'trust',
-        `not emitting from ${coordinator.shards.size} shard(s): ZooKeeper has not confirmed this process's session recently enough to trust its leases`,
-      );
-      return;
+    const shards = this.turn;
+    const of = this.turnStreams;
+    shards.length = 0;
+    of.length = 0;
+    for (const stream of this.streams) {
+      const source = stream.source;
+      if (!source.isActive || source.shards.size === 0) continue;
+      // Each stream's leases are trusted on its own: a stream whose session is in doubt does not stop the others.
+      if (source.trustedUntil() <= now) {
+        this.reporter.warn(
+          `trust:${stream.index}`,
+          `not emitting from ${source.shards.size} shard(s)${this.streams.length > 1 ? ` of stream ${stream.name}` : ''}: ZooKeeper has not confirmed this process's session recently enough to trust its leases`,
+        );
+        continue;
+      }
+      for (const shard of source.shards.values()) {
+        if (!shard.emitting) continue;
+        shards.push(shard);
+        of.push(stream);
+      }
     }
-    const shards = [...coordinator.shards.values()].filter((s) => s.emitting);
     let budget = this.config.maxEmitPerNext;
-    // Round robin, one record per shard per turn, so one busy shard cannot starve the others.
+    // Round robin, one record per shard per turn, so one busy shard (or stream) cannot starve the others.
     for (let idle = 0; budget > 0 && idle < shards.length; ) {
-      const shard = shards[this.cursor++ % shards.length];
+      const at = this.cursor++ % shards.length;
+      const shard = shards[at];
       const next = shard.takeNext(now);
       if (!next) {
         idle += 1;
@@ -94,24 +150,32 @@ export class KinesisSpout {
       }
       idle = 0;
       budget -= 1;
-      this.emit(out, shard, next.record, next.retry !== undefined);
+      this.emit(out, of[at], shard, next.record, next.retry !== undefined);
     }
+    shards.length = 0;
+    of.length = 0;
   }
 
-  /** Made once, not per tuple: `next` is the hot path. */
-  private readonly onBadJson = (bad: KinesisRecord, err: unknown) =>
-    this.reporter.warn(
-      `json:${bad.shardId}`,
-      `record ${messageId(bad.shardId, bad.sequenceNumber, bad.subSequence)} is not JSON (${(err as Error).message}); emitted as text`,
+  private tupleOf(stream: StreamState, record: KinesisRecord): unknown[] {
+    return tupleOf(
+      record,
+      this.config.outputFields,
+      this.config.dataFormat,
+      stream.onBadJson,
+      this.rawBytes,
+      stream.name,
     );
+  }
 
-  private emit(out: Emitter, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
-    const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson, this.rawBytes);
-    const id = shard.delivery.tracked ? messageId(shard.shardId, record.sequenceNumber, record.subSequence) : undefined;
-    out.emit(id, tuple, this.config.outputStream);
+  private emit(out: Emitter, stream: StreamState, shard: OwnedShard, record: KinesisRecord, retry: boolean): void {
+    const tuple = this.tupleOf(stream, record);
+    const id = shard.delivery.tracked
+      ? messageId(shard.shardId, record.sequenceNumber, record.subSequence, stream.index)
+      : undefined;
+    out.emit(id, tuple, stream.outputStream);
     if (retry) this.counters.reemitted += 1;
     else this.counters.emitted += 1;
-    this.metrics.emitted(shard.shardId, recordBytes(record), retry);
+    stream.source.metrics.emitted(shard.shardId, recordBytes(record), retry);
   }
 
   ack(id: unknown): void {
@@ -119,7 +183,7 @@ export class KinesisSpout {
     if (!owned) return;
     if (owned.shard.inFlight.ack(owned.key)) {
       this.counters.acked += 1;
-      this.metrics.shard(owned.shard.shardId, ShardCounter.Acked);
+      owned.stream.source.metrics.shard(owned.shard.shardId, ShardCounter.Acked);
     } else {
       this.counters.ignoredAcks += 1;
     }
@@ -128,7 +192,7 @@ export class KinesisSpout {
   fail(id: unknown, out: UnanchoredEmitter): void {
     const owned = this.locate(id, 'fail');
     if (!owned) return;
-    const { shard, key } = owned;
+    const { shard, key, stream } = owned;
     const now = this.scheduler.now();
     const entry = shard.inFlight.failed(key, now);
     if (!entry) {
@@ -136,16 +200,16 @@ export class KinesisSpout {
       return;
     }
     this.counters.failed += 1;
-    this.metrics.shard(shard.shardId, ShardCounter.Failed);
+    stream.source.metrics.shard(shard.shardId, ShardCounter.Failed);
     // Only at least once is a failed tuple replayed; otherwise its fail only releases it (flow control).
     if (shard.delivery.mode !== 'at-least-once') {
       shard.inFlight.ack(key);
       return;
     }
     const { retry } = this.config;
-    const outcome = afterFailure(entry.attempts, retry, shard.emitting && this.coordinator.trustedUntil() > now);
+    const outcome = afterFailure(entry.attempts, retry, shard.emitting && stream.source.trustedUntil() > now);
     if (outcome !== FailureOutcome.Retry) {
-      this.giveUp(out, shard, key, entry.record, entry.attempts, outcome === FailureOutcome.DeadLetter);
+      this.giveUp(out, stream, shard, key, entry.record, entry.attempts, outcome === FailureOutcome.DeadLetter);
       return;
     }
     // A shard being handed over re-emits too, until its deadline: whatever is unacked then, the taker re-reads.
@@ -154,16 +218,22 @@ export class KinesisSpout {
     const heldFor = now - (entry.firstFailedAt ?? now);
     if (heldFor >= retry.warnAfterMs) {
       this.reporter.warn(
-        `retry:${shard.shardId}`,
-        `record ${messageIdOfKey(shard.shardId, key)} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId} and, parents first, its children`,
+        `retry:${stream.index}/${shard.shardId}`,
+        `record ${messageIdOfKey(shard.shardId, key, stream.index)} has been failing for ${Math.round(heldFor / 1000)} s (${entry.attempts} attempts): it holds back the checkpoint of ${shard.shardId}${this.ofStream(stream)} and, parents first, its children`,
         retry.warnAfterMs,
       );
     }
   }
 
+  /** ` of stream <name>` when there are several. */
+  private ofStream(stream: StreamState): string {
+    return this.streams.length > 1 ? ` of stream ${stream.name}` : '';
+  }
+
   /** A record over retry.maxRetries: reported, dead-lettered if so configured, then passed by the checkpoint. */
   private giveUp(
     out: UnanchoredEmitter,
+    stream: StreamState,
     shard: OwnedShard,
     key: string,
     record: KinesisRecord,
@@ -171,39 +241,47 @@ export class KinesisSpout {
     deadLetter: boolean,
   ): void {
     const { retry } = this.config;
-    const id = messageIdOfKey(shard.shardId, key);
+    const metrics = stream.source.metrics;
+    const id = messageIdOfKey(shard.shardId, key, stream.index);
     if (deadLetter) {
-      const tuple = tupleOf(record, this.config.outputFields, this.config.dataFormat, this.onBadJson, this.rawBytes);
+      const tuple = this.tupleOf(stream, record);
       out.emitUnanchored(deadLetterTuple(tuple, attempts, this.scheduler.wallNow()), retry.deadLetterStream);
       this.counters.deadLettered += 1;
-      this.metrics.shard(shard.shardId, ShardCounter.DeadLettered);
+      metrics.shard(shard.shardId, ShardCounter.DeadLettered);
     }
-    const given = `record ${id} failed ${attempts} time(s), over retry.maxRetries=${retry.maxRetries}`;
+    const given = `record ${id}${this.ofStream(stream)} failed ${attempts} time(s), over retry.maxRetries=${retry.maxRetries}`;
     // A dead letter reaches the topology, which stores it: a log line. A skipped record is gone: an error, each time.
     if (deadLetter) this.reporter.log(LogLevel.Warn, `${given}: emitted on stream "${retry.deadLetterStream}"`);
     else this.reporter.error(`${given}: skipped (not re-emitted)`);
     this.counters.skipped += 1;
-    this.metrics.shard(shard.shardId, ShardCounter.Skipped);
+    metrics.shard(shard.shardId, ShardCounter.Skipped);
     shard.inFlight.ack(key);
   }
 
   /** The held shard an id belongs to; acks for shards held elsewhere now (or unknown ids) are ignored. */
-  private locate(id: unknown, what: string): { shard: OwnedShard; key: string } | undefined {
+  private locate(id: unknown, what: string): { stream: StreamState; shard: OwnedShard; key: string } | undefined {
     const parsed = parseMessageId(id);
-    if (!parsed) {
+    const stream = parsed && this.streams[parsed.streamIndex];
+    if (!parsed || !stream) {
       this.reporter.warn('bad-id', `${what} for an id this spout never emits: ${JSON.stringify(id)}; ignored`);
       this.counters.ignoredAcks += 1;
       return undefined;
     }
     // An outcome of an emission made before the shard was let go (and maybe taken again since) is not this emission's.
-    // Usually none are expected: skip hashing the id then (every ack comes through here).
-    const lateOutcomes = this.coordinator.lateOutcomes;
-    const late = lateOutcomes.size > 0 && lateOutcomes.consume(id as string, this.scheduler.now());
-    const shard = this.coordinator.shards.get(parsed.shardId);
+    // Usually none are expected: skip hashing the id then (every ack comes through here). The stream's own
+    // expectations are kept by id within the stream (without its index).
+    const lateOutcomes = stream.source.lateOutcomes;
+    const late =
+      lateOutcomes.size > 0 &&
+      lateOutcomes.consume(
+        parsed.streamIndex === 0 ? (id as string) : messageIdOfKey(parsed.shardId, parsed.key),
+        this.scheduler.now(),
+      );
+    const shard = stream.source.shards.get(parsed.shardId);
     if (!shard || late) {
       this.counters.ignoredAcks += 1;
       return undefined;
     }
-    return { shard, key: parsed.key };
+    return { stream, shard, key: parsed.key };
   }
 }

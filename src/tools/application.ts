@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { loadConfig, streamNameOf, type SpoutConfig } from '../config/config';
+import { loadConfig, streamConfigs, streamNameOf, type SpoutConfig } from '../config/config';
 import { diagnosingConnect } from '../coordination/diagnose';
 import { zooKeeperOptions } from '../coordination/sessionOptions';
 import { basePath, CoordinationStore } from '../coordination/store';
@@ -53,6 +53,36 @@ export function readToolConfig(file: string): SpoutConfig {
       `--config ${file}: ${err instanceof SpoutError ? err.message : describeError(err)}`,
     );
   }
+}
+
+/**
+ * The streams a tool looks at: the one named by `--stream` (by name, or the tail of its ARN), else every
+ * configured stream when `all` is allowed (status), else the only one; with several and no `--stream`, a
+ * usage error listing them.
+ */
+export function selectStreams(
+  config: SpoutConfig,
+  stream: string | undefined,
+  tool: string,
+  all: boolean,
+): SpoutConfig[] {
+  const configs = streamConfigs(config);
+  const names = configs.map((own) => streamNameOf(own));
+  if (stream !== undefined) {
+    const i = names.indexOf(stream);
+    if (i < 0)
+      throw new ToolError(
+        ExitCode.Usage,
+        `${tool}: --stream ${JSON.stringify(stream)}: the configuration reads ${names.join(', ')}`,
+      );
+    return [configs[i]];
+  }
+  if (configs.length > 1 && !all)
+    throw new ToolError(
+      ExitCode.Usage,
+      `${tool}: --stream <name> is required: the configuration reads several streams (${names.join(', ')})`,
+    );
+  return configs;
 }
 
 /** Who the tools are in what they write (a checkpoint's `owner`, a lease taken inside a reset's transaction). */

@@ -10,22 +10,32 @@ export type ResetTarget =
 
 export type ToolCommand =
   | { tool: 'help' }
-  | { tool: 'status'; config: string; json: boolean; watchSeconds: number | undefined }
-  | { tool: 'reset'; config: string; to: ResetTarget; shards: string[] | undefined; force: boolean; yes: boolean }
-  | { tool: 'deregister-consumer'; config: string; yes: boolean };
+  | { tool: 'status'; config: string; stream?: string; json: boolean; watchSeconds: number | undefined }
+  | {
+      tool: 'reset';
+      config: string;
+      stream?: string;
+      to: ResetTarget;
+      shards: string[] | undefined;
+      force: boolean;
+      yes: boolean;
+    }
+  | { tool: 'deregister-consumer'; config: string; stream?: string; yes: boolean };
 
 export const DEFAULT_WATCH_SECONDS = 5;
 
 export const USAGE = `Usage:
-  kinesis-spout status --config <file.json> [--json] [--watch [seconds]]
-  kinesis-spout reset  --config <file.json> --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number>
+  kinesis-spout status --config <file.json> [--stream <name>] [--json] [--watch [seconds]]
+  kinesis-spout reset  --config <file.json> [--stream <name>] --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number>
                        [--shards id,id,...] [--force] [--yes]
-  kinesis-spout deregister-consumer --config <file.json> [--yes]
+  kinesis-spout deregister-consumer --config <file.json> [--stream <name>] [--yes]
 
 <file.json> holds the spout's "kinesis.spout" map, or a topology conf with a "kinesis.spout" key
 (and optionally topology.name, storm.zookeeper.servers, storm.zookeeper.port,
 storm.zookeeper.topology.auth.scheme/payload).
 
+--stream  with a configuration of several streams ("streams"): the one to look at (by name, or its ARN's tail);
+        required by reset and deregister-consumer, status shows every stream without it.
 status  per shard: state, parents, owner, checkpoint, lag; --watch redraws every ${DEFAULT_WATCH_SECONDS} s (or as given) until Ctrl-C.
 reset   moves checkpoints (of every shard, or of --shards and their descendants); prints the plan and asks
         for "yes" (--yes: do not ask); refuses while a lease is held unless --force.
@@ -61,9 +71,9 @@ function parseShards(text: string): string[] {
 }
 
 const FLAGS = {
-  status: ['--config', '--json', '--watch'],
-  reset: ['--config', '--to', '--shards', '--force', '--yes'],
-  'deregister-consumer': ['--config', '--yes'],
+  status: ['--config', '--stream', '--json', '--watch'],
+  reset: ['--config', '--stream', '--to', '--shards', '--force', '--yes'],
+  'deregister-consumer': ['--config', '--stream', '--yes'],
 } as const;
 
 /** Parses the arguments after the tool's name (`status`, `reset` or `deregister-consumer`). */
@@ -80,7 +90,7 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
       throw usageError(`${tool}: unknown argument ${JSON.stringify(arg)}; allowed: ${FLAGS[tool].join(', ')}`);
     }
     if (values.has(flag)) throw usageError(`${tool}: ${flag} given twice`);
-    const takesValue = flag === '--config' || flag === '--to' || flag === '--shards';
+    const takesValue = flag === '--config' || flag === '--stream' || flag === '--to' || flag === '--shards';
     const next = args[i + 1];
     if (inline !== undefined) values.set(flag, inline);
     else if (takesValue) {
@@ -94,6 +104,9 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
   }
   const config = values.get('--config');
   if (typeof config !== 'string' || config === '') throw usageError(`${tool}: --config <file.json> is required`);
+  const streamArg = values.get('--stream');
+  if (streamArg === '') throw usageError(`${tool}: --stream needs a value`);
+  const stream = typeof streamArg === 'string' ? { stream: streamArg } : {};
   if (tool === 'status') {
     const watch = values.get('--watch');
     let watchSeconds: number | undefined;
@@ -105,11 +118,11 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
     }
     if (values.get('--json') !== undefined && values.get('--json') !== true)
       throw usageError('status: --json takes no value');
-    return { tool, config, json: values.has('--json'), watchSeconds };
+    return { tool, config, ...stream, json: values.has('--json'), watchSeconds };
   }
   if (tool === 'deregister-consumer') {
     if (values.has('--yes') && values.get('--yes') !== true) throw usageError(`${tool}: --yes takes no value`);
-    return { tool, config, yes: values.has('--yes') };
+    return { tool, config, ...stream, yes: values.has('--yes') };
   }
   const to = values.get('--to');
   if (typeof to !== 'string')
@@ -120,6 +133,7 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
   return {
     tool,
     config,
+    ...stream,
     to: parseTarget(to),
     shards: typeof shards === 'string' ? parseShards(shards) : undefined,
     force: values.has('--force'),

@@ -6,17 +6,19 @@
 import { streamNameOf } from '../config/config';
 import { createKinesisClient } from '../kinesis/client';
 import { consumerRefOf, deregisterConsumer, streamArnOf } from '../kinesis/consumer';
-import { readToolConfig } from './application';
+import { readToolConfig, selectStreams } from './application';
 import { ExitCode } from './exitCodes';
 import type { ToolIo } from './io';
 
 export interface DeregisterOptions {
   config: string;
+  /** With several streams: whose consumer (required then). */
+  stream?: string;
   yes: boolean;
 }
 
 export async function runDeregisterConsumer(options: DeregisterOptions, io: ToolIo): Promise<number> {
-  const config = readToolConfig(options.config);
+  const [config] = selectStreams(readToolConfig(options.config), options.stream, 'deregister-consumer', false);
   const ref = consumerRefOf(config);
   const kinesis = createKinesisClient(config);
   try {

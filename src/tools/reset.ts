@@ -7,7 +7,7 @@ import { describeError } from '../errors';
 import { shardIteratorAt } from '../kinesis/iterators';
 import { identityMismatch } from '../coordination/streamIdentity';
 import type { ResetTarget } from './args';
-import { openApplication, readToolConfig, type Application } from './application';
+import { openApplication, readToolConfig, selectStreams, type Application } from './application';
 import { ExitCode, ToolError, usageError } from './exitCodes';
 import type { ToolIo } from './io';
 import { planReset } from './resetPlan';
@@ -16,6 +16,8 @@ import { readSnapshot } from './snapshot';
 
 export interface ResetOptions {
   config: string;
+  /** With several streams: the one to reset (required then). */
+  stream?: string;
   to: ResetTarget;
   shards: string[] | undefined;
   force: boolean;
@@ -35,7 +37,8 @@ async function checkSequenceNumber(app: Application, shardId: string, sequenceNu
 }
 
 export async function runReset(options: ResetOptions, io: ToolIo): Promise<number> {
-  const app = await openApplication(readToolConfig(options.config));
+  const [config] = selectStreams(readToolConfig(options.config), options.stream, 'reset', false);
+  const app = await openApplication(config);
   try {
     const snapshot = await readSnapshot(app, io.now);
     const mismatch = identityMismatch(snapshot.bootstrap, snapshot.identity, snapshot.base);

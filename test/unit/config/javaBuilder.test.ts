@@ -22,7 +22,10 @@ interface SchemaNode {
 }
 
 /** What a Java argument is, in JSON terms; `literal` when it is a string constant. */
-type JsonKind = { kind: 'string' | 'string[]' | 'integer' | 'number' | 'boolean' | 'object'; literal?: string };
+type JsonKind = {
+  kind: 'string' | 'string[]' | 'object[]' | 'integer' | 'number' | 'boolean' | 'object';
+  literal?: string;
+};
 
 interface Setter {
   name: string;
@@ -40,10 +43,7 @@ function parseSetters(java: string): Setter[] {
     const [, javadoc = '', name, paramList] = match;
     const body = bodyFrom(java, signature.lastIndex - 1);
     const params = new Map<string, string>();
-    for (const param of paramList
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean)) {
+    for (const param of splitParams(paramList)) {
       const at = param.lastIndexOf(' ');
       params.set(
         param.slice(at + 1),
@@ -60,6 +60,23 @@ function parseSetters(java: string): Setter[] {
     setters.push({ name, javadoc, params, sets });
   }
   return setters;
+}
+
+/** The parameters of a signature: commas inside type arguments (`Map<String, Object>`) do not split. */
+function splitParams(list: string): string[] {
+  const params: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const c of list) {
+    if (c === '<') depth += 1;
+    else if (c === '>') depth -= 1;
+    if (c === ',' && depth === 0) {
+      params.push(current);
+      current = '';
+    } else current += c;
+  }
+  params.push(current);
+  return params.map((p) => p.trim()).filter(Boolean);
 }
 
 /** The text between the brace at `open` and the one that closes it. */
@@ -79,6 +96,7 @@ function javaKind(type: string): JsonKind['kind'] | undefined {
   if (['double', 'Double'].includes(type)) return 'number';
   if (type === 'boolean' || type === 'Boolean') return 'boolean';
   if (type.startsWith('Map<')) return 'object';
+  if (/^List<Map<.*>>$/.test(type)) return 'object[]';
   return undefined;
 }
 
@@ -104,13 +122,15 @@ function schemaAt(key: string): SchemaNode | undefined {
 
 /** Why `node` refuses a value of this kind, or undefined when it accepts one. */
 function refusal(node: SchemaNode, arg: JsonKind): string | undefined {
-  if (node.oneOf) {
+  // A typed node's oneOf only says which keys it needs (`streams` entries): the type decides.
+  if (node.oneOf && node.type === undefined) {
     const reasons = node.oneOf.map((branch) => refusal(branch, arg));
     return reasons.some((r) => r === undefined) ? undefined : reasons.join('; ');
   }
   if (node.type === 'array') {
-    if (arg.kind !== 'string[]') return `the schema wants an array, the setter passes ${arg.kind}`;
-    return node.items ? refusal(node.items, { kind: 'string' }) : undefined;
+    if (arg.kind !== 'string[]' && arg.kind !== 'object[]')
+      return `the schema wants an array, the setter passes ${arg.kind}`;
+    return node.items ? refusal(node.items, { kind: arg.kind === 'string[]' ? 'string' : 'object' }) : undefined;
   }
   // A JSON number accepts an integer too; an integer key does not accept a double.
   if (node.type === 'number' && arg.kind === 'integer') return undefined;
@@ -181,6 +201,10 @@ describe("the Java builder's typed setters agree with the schema", () => {
     const renamed = java.replace('set("dataFormat", dataFormat)', 'set("dataFmt", dataFormat)');
     expect(disagreements(renamed)).toEqual([expect.stringContaining('no key dataFmt in the schema')]);
     const retyped = java.replace('region(String region)', 'region(int region)');
+    const listOfStrings = java.replace('streams(List<Map<String, Object>> streams)', 'streams(List<String> streams)');
+    expect(disagreements(listOfStrings)).toEqual([
+      expect.stringContaining('the schema wants object, the setter passes string'),
+    ]);
     expect(disagreements(retyped)).toEqual([
       expect.stringContaining('the schema wants string, the setter passes integer'),
     ]);

@@ -178,3 +178,20 @@ describe('unexplainedShards', () => {
     expect(unexplainedShards(shards, new Set(['s-1']), new Map([['s-2', 'a']]))).toEqual(new Set());
   });
 });
+
+describe('shareTargets rotation (several streams in one process)', () => {
+  it('among equals, each stream gives its extra share to a different member; unequal holdings still decide first', () => {
+    const members = ['task0-h-1-a', 'task1-h-2-b'];
+    const none = new Map<string, number>();
+    const extraOf = (rotation: number) =>
+      [...shareTargets(members, none, 1, rotation)].filter(([, n]) => n === 1).map(([m]) => m);
+    expect(extraOf(0)).toEqual(['task0-h-1-a']);
+    expect(extraOf(1)).toEqual(['task1-h-2-b']);
+    expect(extraOf(2)).toEqual(['task0-h-1-a']);
+    // Three one-shard streams on two tasks: two and one, not three and none.
+    const totals = [0, 1, 2].flatMap(extraOf);
+    expect(totals.filter((m) => m === 'task0-h-1-a')).toHaveLength(2);
+    // Whoever holds the shard keeps it: no move for the sake of the rotation.
+    expect(shareTargets(members, new Map([['task0-h-1-a', 1]]), 1, 1).get('task0-h-1-a')).toBe(1);
+  });
+});

@@ -40,12 +40,14 @@ describe('message ids', () => {
     expect(messageId('shardId-000000000001', '4962', 7)).toBe('shardId-000000000001:4962:7');
     expect(messageId('shardId-000000000001', '4962')).toBe('shardId-000000000001:4962');
     expect(parseMessageId('shardId-000000000001:4962:7')).toEqual({
+      streamIndex: 0,
       shardId: 'shardId-000000000001',
       sequenceNumber: '4962',
       subSequence: 7,
       key: '4962:7',
     });
     expect(parseMessageId('shardId-000000000001:4962')).toEqual({
+      streamIndex: 0,
       shardId: 'shardId-000000000001',
       sequenceNumber: '4962',
       key: '4962',

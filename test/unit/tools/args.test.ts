@@ -56,7 +56,7 @@ describe('parseToolArgs', () => {
     [
       'status',
       ['--config', 'c', '--to', 'LATEST'],
-      'status: unknown argument "--to"; allowed: --config, --json, --watch',
+      'status: unknown argument "--to"; allowed: --config, --stream, --json, --watch',
     ],
     ['status', ['--config', 'c', '--config', 'd'], 'status: --config given twice'],
     ['reset', ['--config', 'c'], 'reset: --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number> is required'],
@@ -70,7 +70,7 @@ describe('parseToolArgs', () => {
     [
       'deregister-consumer',
       ['--config', 'c', '--force'],
-      'deregister-consumer: unknown argument "--force"; allowed: --config, --yes',
+      'deregister-consumer: unknown argument "--force"; allowed: --config, --stream, --yes',
     ],
   ] as const)('%s %j is refused: %s', (tool, args, message) => {
     let error: unknown;

@@ -121,6 +121,11 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
         return streams.outputStream;
     }
 
+    /** Every stream the records are emitted on: with {@code streams}, each entry's {@code outputStream}. */
+    public List<String> outputStreams() {
+        return streams.outputStreams;
+    }
+
     public List<String> outputFields() {
         return streams.outputFields;
     }
@@ -132,7 +137,9 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
 
     @Override
     public void declareOutputFields(OutputFieldsDeclarer declarer) {
-        declarer.declareStream(streams.outputStream, new Fields(streams.outputFields));
+        for (String stream : streams.outputStreams) {
+            declarer.declareStream(stream, new Fields(streams.outputFields));
+        }
         if (streams.deadLetterStream != null) {
             declarer.declareStream(streams.deadLetterStream, new Fields(streams.deadLetterFields()));
         }

@@ -1,5 +1,6 @@
 package io.github.kinesisshellspout;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +32,34 @@ public final class KinesisShellSpoutBuilder {
 
     public KinesisShellSpoutBuilder streamArn(String streamArn) {
         return set("streamArn", streamArn);
+    }
+
+    /**
+     * Several Kinesis streams in this one component, instead of {@link #streamName} or {@link #streamArn}: each
+     * entry a map with {@code streamName} or {@code streamArn} and optionally {@code region},
+     * {@code initialPosition}, {@code outputStream} and {@code consumerArn} (the top-level keys are its defaults).
+     */
+    public KinesisShellSpoutBuilder streams(List<Map<String, Object>> streams) {
+        return set("streams", streams);
+    }
+
+    /** Adds a stream to {@code streams}, read with the top-level keys and emitted on the top-level output stream. */
+    public KinesisShellSpoutBuilder addStream(String streamName) {
+        return addStreamEntry(Map.of("streamName", streamName));
+    }
+
+    /** Adds a stream to {@code streams} whose tuples are emitted on their own Storm stream {@code outputStream}. */
+    public KinesisShellSpoutBuilder addStream(String streamName, String outputStream) {
+        return addStreamEntry(Map.of("streamName", streamName, "outputStream", outputStream));
+    }
+
+    @SuppressWarnings("unchecked")
+    private KinesisShellSpoutBuilder addStreamEntry(Map<String, Object> entry) {
+        Object streams = conf.get("streams");
+        List<Object> entries = streams instanceof List ? new ArrayList<>((List<Object>) streams) : new ArrayList<>();
+        entries.add(entry);
+        conf.put("streams", entries);
+        return this;
     }
 
     public KinesisShellSpoutBuilder region(String region) {

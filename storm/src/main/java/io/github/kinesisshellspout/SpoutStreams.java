@@ -21,13 +21,17 @@ final class SpoutStreams implements Serializable {
     static final List<String> DEAD_LETTER_EXTRA_FIELDS = List.of("attempts", "lastFailureTime");
 
     final List<String> outputFields;
+    /** The first Kinesis stream's Storm stream (the only one without {@code streams}). */
     final String outputStream;
+    /** Every Storm stream the records are emitted on, in the order of {@code streams}, each once. */
+    final List<String> outputStreams;
     /** Null unless {@code retry.onExhausted} is {@code deadLetter}. */
     final String deadLetterStream;
 
-    private SpoutStreams(List<String> outputFields, String outputStream, String deadLetterStream) {
+    private SpoutStreams(List<String> outputFields, List<String> outputStreams, String deadLetterStream) {
         this.outputFields = outputFields;
-        this.outputStream = outputStream;
+        this.outputStream = outputStreams.get(0);
+        this.outputStreams = outputStreams;
         this.deadLetterStream = deadLetterStream;
     }
 
@@ -37,16 +41,29 @@ final class SpoutStreams implements Serializable {
         Object fields = spoutConf.get("outputFields");
         List<String> outputFields = fields == null ? DEFAULT_OUTPUT_FIELDS : List.copyOf((List<String>) fields);
         String stream = (String) spoutConf.getOrDefault("outputStream", DEFAULT_OUTPUT_STREAM);
+        // Several Kinesis streams ({@code streams}): each entry's own output stream, else the top level's.
+        List<String> streams = new ArrayList<>();
+        Object entries = spoutConf.get("streams");
+        if (entries == null) {
+            streams.add(stream);
+        } else {
+            for (Object entry : (List<Object>) entries) {
+                String own = (String) ((Map<String, Object>) entry).getOrDefault("outputStream", stream);
+                if (!streams.contains(own)) {
+                    streams.add(own);
+                }
+            }
+        }
         Map<String, Object> retry = (Map<String, Object>) spoutConf.getOrDefault("retry", Map.of());
         if (!"deadLetter".equals(retry.get("onExhausted"))) {
-            return new SpoutStreams(outputFields, stream, null);
+            return new SpoutStreams(outputFields, List.copyOf(streams), null);
         }
         String deadLetters = (String) retry.getOrDefault("deadLetterStream", DEFAULT_DEAD_LETTER_STREAM);
-        if (deadLetters.equals(stream)) {
+        if (streams.contains(deadLetters)) {
             throw new IllegalArgumentException("bad configuration: kinesis.spout.retry.deadLetterStream = \"" + deadLetters
-                + "\": must differ from outputStream");
+                + "\": must differ from outputStream" + (entries == null ? "" : " (and from every entry's of streams)"));
         }
-        return new SpoutStreams(outputFields, stream, deadLetters);
+        return new SpoutStreams(outputFields, List.copyOf(streams), deadLetters);
     }
 
     /** The output fields, then the attempts and the time of the last failure. */

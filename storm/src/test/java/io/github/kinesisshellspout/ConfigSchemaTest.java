@@ -41,7 +41,7 @@ class ConfigSchemaTest {
     @Test
     void refusesATypoAWrongTypeAndAValueOutOfRangeNamingTheKey() {
         assertTrue(problem(conf("maxEmitPerNxt", 10)).startsWith(
-            "bad configuration: kinesis.spout.maxEmitPerNxt = 10: unknown key; allowed keys: streamName, streamArn, region"));
+            "bad configuration: kinesis.spout.maxEmitPerNxt = 10: unknown key; allowed keys: streamName, streamArn, streams, region"));
         assertEquals("bad configuration: kinesis.spout.maxEmitPerNext = \"10\": must be an integer",
             problem(conf("maxEmitPerNext", "10")));
         assertEquals("bad configuration: kinesis.spout.maxEmitPerNext = 2.5: must be an integer",
@@ -56,15 +56,36 @@ class ConfigSchemaTest {
         assertEquals("bad configuration: kinesis.spout.zookeeper.sessionTimeoutMs = 10: must be >= 1000",
             problem(conf("zookeeper", Map.of("sessionTimeoutMs", 10))));
         assertEquals("bad configuration: kinesis.spout.outputFields = [\"data\",\"nope\"]: item 1: \"nope\": allowed: "
-            + "\"partitionKey\", \"data\", \"shardId\", \"sequenceNumber\", \"arrivalTimestamp\", \"subSequence\"",
+            + "\"partitionKey\", \"data\", \"shardId\", \"sequenceNumber\", \"arrivalTimestamp\", \"subSequence\", \"streamName\"",
             problem(conf("outputFields", List.of("data", "nope"))));
+    }
+
+    private static Map<String, Object> entryWithFields() {
+        Map<String, Object> entry = new java.util.LinkedHashMap<>();
+        entry.put("streamName", "orders");
+        entry.put("outputFields", List.of("data"));
+        return entry;
+    }
+
+    @Test
+    void severalStreamsAreCheckedEntryByEntry() {
+        SCHEMA.validate(conf("streamName", null, "streams", List.of(Map.of("streamName", "orders"),
+            Map.of("streamArn", "arn:aws:kinesis:eu-west-1:123456789012:stream/clicks", "region", "eu-west-1",
+                "initialPosition", "TRIM_HORIZON", "outputStream", "clicks"))));
+        assertEquals("bad configuration: kinesis.spout.streams = [{\"streamName\":\"orders\",\"outputFields\":[\"data\"]}]: item 0: "
+            + "[\"data\"]: unknown key; allowed keys: streamName, streamArn, region, initialPosition, outputStream, consumerArn",
+            problem(conf("streamName", null, "streams", List.of(entryWithFields()))));
+        assertTrue(problem(conf("streamName", null, "streams", List.of(Map.of("region", "eu-west-1"))))
+            .contains("exactly one of streamName or streamArn is required"));
+        assertTrue(problem(conf("streams", List.of(Map.of("streamName", "b"))))
+            .contains("exactly one of streamName or streamArn or streams is required"));
     }
 
     @Test
     void oneOfNamesTheAlternativesAndSecretsAreNotShown() {
-        assertEquals("bad configuration: kinesis.spout.streamName = (missing): exactly one of streamName or streamArn is required",
+        assertEquals("bad configuration: kinesis.spout.streamName = (missing): exactly one of streamName or streamArn or streams is required",
             problem(conf("streamName", null)));
-        assertEquals("bad configuration: kinesis.spout.streamName = \"orders\": exactly one of streamName or streamArn is required",
+        assertEquals("bad configuration: kinesis.spout.streamName = \"orders\": exactly one of streamName or streamArn or streams is required",
             problem(conf("streamArn", "arn:aws:kinesis:eu-west-1:123456789012:stream/orders")));
         assertEquals("bad configuration: kinesis.spout.initialPosition = \"EARLIEST\": allowed: \"LATEST\", \"TRIM_HORIZON\" or {\"atTimestamp\": ...}",
             problem(conf("initialPosition", "EARLIEST")));

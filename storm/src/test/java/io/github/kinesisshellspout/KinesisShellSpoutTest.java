@@ -55,6 +55,26 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void severalKinesisStreamsDeclareEachEntrysOutputStreamOnce() {
+        Map<String, Object> conf = new HashMap<>(BASE);
+        conf.remove("streamName");
+        conf.put("outputFields", List.of("streamName", "data"));
+        conf.put("streams", List.of(Map.of("streamName", "orders"), Map.of("streamName", "clicks", "outputStream", "clicks"),
+            Map.of("streamName", "views")));
+        KinesisShellSpout spout = new KinesisShellSpout(conf);
+        assertEquals(Map.of("default", List.of("streamName", "data"), "clicks", List.of("streamName", "data")), declared(spout));
+        assertEquals(List.of("default", "clicks"), spout.outputStreams());
+        conf.put("retry", Map.of("onExhausted", "deadLetter", "deadLetterStream", "clicks"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new KinesisShellSpout(conf));
+        assertTrue(e.getMessage().contains("kinesis.spout.retry.deadLetterStream = \"clicks\""), e.getMessage());
+        Map<String, Object> both = new HashMap<>(conf);
+        both.remove("retry");
+        both.put("streamName", "orders");
+        e = assertThrows(IllegalArgumentException.class, () -> new KinesisShellSpout(both));
+        assertTrue(e.getMessage().contains("exactly one of streamName or streamArn or streams"), e.getMessage());
+    }
+
+    @Test
     void declaresTheDefaultFieldsOnTheDefaultStream() {
         assertEquals(Map.of("default", List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp")), declared(new KinesisShellSpout(conf())));
     }
@@ -172,6 +192,24 @@ class KinesisShellSpoutTest {
         assertEquals(expected, built.getComponentConfiguration().get("kinesis.spout"));
         assertEquals(Map.of("records", List.of("data"), "dead", List.of("data", "attempts", "lastFailureTime")), declared(built));
         assertThrows(IllegalArgumentException.class, () -> KinesisShellSpout.builder().set("region", "x").set("region.sub", 1));
+    }
+
+    @Test
+    void theBuilderAddsStreams() {
+        KinesisShellSpout built = KinesisShellSpout.builder().region("eu-west-1").zookeeper("zk:2181")
+            .outputFields("streamName", "data").addStream("orders").addStream("clicks", "clicks").build();
+        Map<String, Object> spoutConf = (Map<String, Object>) built.getComponentConfiguration().get("kinesis.spout");
+        assertEquals(List.of(Map.of("streamName", "orders"), Map.of("streamName", "clicks", "outputStream", "clicks")),
+            spoutConf.get("streams"));
+        assertEquals(List.of("default", "clicks"), built.outputStreams());
+        assertEquals(Map.of("default", List.of("streamName", "data"), "clicks", List.of("streamName", "data")), declared(built));
+        KinesisShellSpout listed = KinesisShellSpout.builder().region("eu-west-1").zookeeper("zk:2181")
+            .streams(List.of(Map.of("streamName", "orders"), Map.of("streamName", "audit", "region", "us-east-1"))).build();
+        assertEquals(List.of("default"), listed.outputStreams());
+        // Both forms at once: refused when the spout is built (storm jar), naming the keys.
+        IllegalArgumentException both = assertThrows(IllegalArgumentException.class,
+            () -> KinesisShellSpout.builder().region("eu-west-1").streamName("orders").addStream("clicks").build());
+        assertTrue(both.getMessage().contains("exactly one of streamName or streamArn or streams"), both.getMessage());
     }
 
     @Test
