@@ -74,6 +74,11 @@ public final class BenchTopology {
                     case "count" -> System.out.println("bench: count " + CountingAckBolt.ACKED.sum() + " " + System.nanoTime()
                         + " " + CompleteLatency.TREES.sum() + " " + CompleteLatency.NANOS.sum());
                     case "kill" -> {
+                        // Deactivated first, its in-flight acks answered: a ShellSpout killed while its executor
+                        // reads the subprocess can die on the closed pipe, and in LocalCluster a dying worker
+                        // halts the whole JVM (seen: "Halting process: Worker died", the section lost).
+                        cluster.deactivate(words[1]);
+                        Thread.sleep(1_000);
                         KillOptions options = new KillOptions();
                         options.set_wait_secs(0);
                         cluster.killTopologyWithOpts(words[1], options);
