@@ -7,6 +7,7 @@ const NAMES: Record<StormSpout, string> = {
   native: 'native Java spout (Storm’s own limit)',
   stormjs: 'storm.js in a ShellSpout',
   spout: '**kinesis-shell-spout**, synthetic source (1 shard)',
+  spoutCompact: '**kinesis-shell-spout**, synthetic source (1 shard), compact serializer',
   spoutKinesis: '**kinesis-shell-spout** against kinesis-local',
 };
 /** The lean driver's responder measuring the same process, where there is one. */
@@ -21,10 +22,9 @@ export function stormSection(s: StormSection, protocol: ProtocolFigures[] | unde
   const out = [
     '',
     `**End to end in Storm** (Storm ${s.stormVersion} LocalCluster in its own JVM, \`-Xmx768m -XX:+UseSerialGC\`; one worker, one spout task → one acking bolt task, shuffle grouping; ` +
-      `multilang serializer \`${s.serializer}\`; ${s.payloadBytes} B records (data as UTF-8 text in the tuple); each run a topology of its own, ${s.seconds} s measured after warm-up, spouts alternating in each of ${s.rounds} rounds; ` +
+      `multilang serializer \`${s.serializer}\` (the compact rows: \`io.github.kinesisshellspout.CompactSerializer\`); ${s.payloadBytes} B records (data as UTF-8 text in the tuple); each run a topology of its own, ${s.seconds} s measured after warm-up, spouts alternating in each of ${s.rounds} rounds; ` +
       'tuples/s counted by the bolt; CPU per tuple from /proc (the JVM: the whole LocalCluster, ' +
-      `${s.jvmIdleCpuPercent} % of a core with no topology; Node: the ShellSpout's process); complete latency: Storm's \`__complete-latency\` (its V2 gauge over the sampled tuple trees, \`topology.stats.sample.rate\`), 1 s buckets, weighted by acks, as the gauge reports it: at these rates it cannot be right (Little's law gives up to about 65 ms at 1,000 pending and 15,000 tuples/s), what the gauge averages is not found out yet, so do not size by it; ` +
-      `against kinesis-local: ${s.kinesis.shards} shards pre-filled with ${s.kinesis.records} records, each run reading them from the start, its warm-up ended at a quarter read and its window at 90 % (runs with fewer than 100 tuples in the window left out); ` +
+      `${s.jvmIdleCpuPercent} % of a core with no topology; Node: the ShellSpout's process); complete latency: the mean over every tuple tree acked in the window, timed in the spout task from its emit to its \`ack\` (Storm's definition; not Storm's \`__complete-latency\` V2 gauge, which is the mean of the last three sampled trees in whole ms); against kinesis-local: ${s.kinesis.shards} shards pre-filled with ${s.kinesis.records} records, each run reading them from the start, its warm-up ended at a quarter read and its window at 90 % (runs with fewer than 100 tuples in the window left out); ` +
       `lean driver: the protocol section's figures for the same process, without Storm; load average ${s.loadAverage.before.join(' / ')} before, ${s.loadAverage.after.join(' / ')} after):`,
   ];
   for (const regime of [...new Set(s.figures.map((f) => f.regime))]) {

@@ -1,6 +1,5 @@
 package io.github.kinesisshellspout.example.bench;
 
-import io.github.kinesisshellspout.KinesisShellSpout;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -23,7 +22,8 @@ import org.apache.storm.topology.TopologyBuilder;
  * <ul>
  * <li>{@code submit <file.json>}: {@code {"name", "spout": "native"|"shell"|"kinesis", "payloadBytes",
  *     "command": [...], "env": {...}, "componentConf": {...}, "kinesis": {...}, "storm": {...}}}</li>
- * <li>{@code count}: prints {@code bench: count <tuples acked by the bolt so far> <System.nanoTime()>}</li>
+ * <li>{@code count}: prints {@code bench: count <tuples acked by the bolt so far> <System.nanoTime()>
+ *     <tuple trees timed by the spouts so far> <their complete latencies' sum, ns>} ({@link CompleteLatency})</li>
  * <li>{@code kill <name>}: kills that topology at once</li>
  * <li>{@code kill} (or stdin closed): shuts the cluster down and exits</li>
  * </ul>
@@ -50,7 +50,7 @@ public final class BenchTopology {
             case "shell" -> new BenchShellSpout((List<String>) run.get("command"),
                 (Map<String, String>) run.getOrDefault("env", Map.of()),
                 (Map<String, Object>) run.getOrDefault("componentConf", Map.of()));
-            case "kinesis" -> new KinesisShellSpout((Map<String, Object>) run.get("kinesis"));
+            case "kinesis" -> new BenchKinesisSpout((Map<String, Object>) run.get("kinesis"));
             default -> throw new IllegalArgumentException("spout: " + kind + "; allowed: native, shell, kinesis");
         };
     }
@@ -71,8 +71,14 @@ public final class BenchTopology {
                         conf.putAll((Map<String, Object>) run.getOrDefault("storm", Map.of()));
                         cluster.submitTopology((String) run.get("name"), conf, build(run));
                     }
-                    case "count" -> System.out.println("bench: count " + CountingAckBolt.ACKED.sum() + " " + System.nanoTime());
+                    case "count" -> System.out.println("bench: count " + CountingAckBolt.ACKED.sum() + " " + System.nanoTime()
+                        + " " + CompleteLatency.TREES.sum() + " " + CompleteLatency.NANOS.sum());
                     case "kill" -> {
+                        // Deactivated first, its in-flight acks answered: a ShellSpout killed while its executor
+                        // reads the subprocess can die on the closed pipe, and in LocalCluster a dying worker
+                        // halts the whole JVM (seen: "Halting process: Worker died", the section lost).
+                        cluster.deactivate(words[1]);
+                        Thread.sleep(1_000);
                         KillOptions options = new KillOptions();
                         options.set_wait_secs(0);
                         cluster.killTopologyWithOpts(words[1], options);

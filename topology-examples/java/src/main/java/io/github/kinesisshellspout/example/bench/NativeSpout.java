@@ -21,6 +21,7 @@ public class NativeSpout extends BaseRichSpout {
 
     private final int payloadBytes;
     private transient SpoutOutputCollector collector;
+    private transient CompleteLatency latency;
     private transient String payload;
     private transient String[] keys;
     private transient long arrival;
@@ -32,7 +33,8 @@ public class NativeSpout extends BaseRichSpout {
 
     @Override
     public void open(Map<String, Object> conf, TopologyContext context, SpoutOutputCollector collector) {
-        this.collector = collector;
+        this.latency = new CompleteLatency();
+        this.collector = latency.wrap(collector);
         this.payload = "x".repeat(payloadBytes);
         this.keys = new String[64];
         for (int i = 0; i < keys.length; i++) {
@@ -47,6 +49,16 @@ public class NativeSpout extends BaseRichSpout {
         String digits = Long.toString(seq);
         String sequence = PREFIX + "0".repeat(20 - digits.length()) + digits;
         collector.emit(new Values(keys[(int) (seq % keys.length)], payload, SHARD, sequence, arrival), SHARD + ":" + sequence);
+    }
+
+    @Override
+    public void ack(Object msgId) {
+        latency.acked(msgId);
+    }
+
+    @Override
+    public void fail(Object msgId) {
+        latency.failed(msgId);
     }
 
     @Override
