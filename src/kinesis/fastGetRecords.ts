@@ -12,6 +12,7 @@
  * gives the SDK's output or is not taken.
  */
 import type { ChildShard, GetRecordsOutput, KinesisClient, _Record } from '@aws-sdk/client-kinesis';
+import { Readable } from 'node:stream';
 
 /** The fields of a GetRecords output, as many as the body has; the SDK's `$metadata` comes from its deserializer. */
 export type FastGetRecordsOutput = Partial<GetRecordsOutput>;
@@ -127,6 +128,15 @@ export function parseGetRecords(body: Uint8Array): FastGetRecordsOutput | undefi
   return out;
 }
 
+/** A body whose reading fails with `err`. */
+function failing(err: unknown): Readable {
+  return new Readable({
+    read() {
+      this.destroy(err instanceof Error ? err : new Error(String(err)));
+    },
+  });
+}
+
 interface ResponseLike {
   statusCode: number;
   headers: Record<string, string>;
@@ -151,7 +161,13 @@ export function readGetRecordsFast(client: KinesisClient, observe?: (fast: boole
       const response = result.response;
       if (context.commandName !== 'GetRecordsCommand' || !isResponse(response)) return result;
       if (response.statusCode < 200 || response.statusCode >= 300) return result;
-      const bytes = await collect(response.body);
+      let bytes: Uint8Array;
+      try {
+        bytes = await collect(response.body);
+      } catch (err) {
+        // A body cut off (a reset, an abort): the SDK's deserializer meets the same failure, and reports it its way.
+        return { ...result, response: { ...response, body: failing(err) } };
+      }
       const fast = parseGetRecords(bytes);
       observe?.(fast !== undefined);
       // The SDK's deserializer still runs, on `{}` (its `$metadata`, from the status and headers), or on the bytes.

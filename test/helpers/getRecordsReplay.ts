@@ -10,7 +10,20 @@ import { readGetRecordsFast } from '../../src/kinesis/fastGetRecords';
 export interface Answer {
   status: number;
   body: string | Buffer;
+  /** The body stops after its bytes with an error made by this (a connection reset); a new one each time, as a socket's. */
+  cutOff?: () => Error;
   headers?: Record<string, string>;
+}
+
+function cutOff(bytes: Buffer, err: () => Error): Readable {
+  let sent = false;
+  return new Readable({
+    read() {
+      if (sent) this.destroy(err());
+      else this.push(bytes);
+      sent = true;
+    },
+  });
 }
 
 /** A client whose HTTP exchanges are answered from `answers` in turn (the last one again when they run out). */
@@ -32,7 +45,7 @@ export function clientAnswering(answers: Answer[], fast: boolean) {
             'x-amzn-requestid': 'request-1',
             ...answer.headers,
           },
-          body: Readable.from([bytes]),
+          body: answer.cutOff ? cutOff(bytes, answer.cutOff) : Readable.from([bytes]),
         },
       };
     },
@@ -51,10 +64,10 @@ export function clientAnswering(answers: Answer[], fast: boolean) {
   return { client, seen };
 }
 
-/** The SDK's retry delay is jittered: whether it waited, not how long. */
+/** The SDK's retry delay is jittered (0 ms at times): left out; `attempts` tells whether it retried. */
 function withoutJitter<T>(value: T): T {
   const metadata = (value as { $metadata?: { totalRetryDelay?: number } }).$metadata;
-  if (metadata?.totalRetryDelay !== undefined) metadata.totalRetryDelay = Math.sign(metadata.totalRetryDelay);
+  if (metadata?.totalRetryDelay !== undefined) metadata.totalRetryDelay = 0;
   return value;
 }
 

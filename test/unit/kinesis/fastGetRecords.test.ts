@@ -153,6 +153,15 @@ describe('error answers are the SDK’s own', () => {
     expect(seen).toMatchObject({ fast: 0, sdk: 0 });
   });
 
+  test('a 200 whose body is cut off: the SDK meets the failure and reports it as without the fast path', async () => {
+    const reset = () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const body = JSON.stringify({ NextShardIterator: 'it', Records: [record()] }).slice(0, 40);
+    const { fast, seen } = await bothWays([{ status: 200, body, cutOff: reset }]);
+    expect(fast).toHaveProperty('error.message', expect.stringContaining('socket hang up'));
+    expect(seen.requests).toBeGreaterThanOrEqual(1);
+    expect(seen).toMatchObject({ fast: 0, sdk: 0 });
+  }, 20_000);
+
   test('a 503 without a JSON body, then a good answer after the retry', async () => {
     const answers = [
       { status: 503, body: '<html>Service Unavailable</html>', headers: { 'content-type': 'text/html' } },
