@@ -77,7 +77,7 @@ export function startBusyLoops(): () => void {
 }
 
 /** One driver run in its own process; killed with its responder if it overruns. */
-function drive(driver: string, spec: DriverSpec): Promise<DriverResult> {
+export function drive(driver: string, spec: DriverSpec): Promise<DriverResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [driver, JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { FanOutFigures } from './fanOut';
+import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
 import { join } from 'node:path';
 import { replaceBetween } from '../scripts/generated';
@@ -41,6 +42,8 @@ export interface Report {
   twoApps?: TwoAppsFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
+  /** CPU per record of reading GetRecords answers (bench/decode.ts); not on the page yet. */
+  decode?: { stages: GetRecordsDecodeFigures[]; spout: SpoutWireFigures[] };
   scale?: ScaleRun[];
   scaleSim?: ScaleSimRun[];
   emulator?: EmulatorFigures[];

@@ -9,6 +9,11 @@
  * BENCH_NODE_OPTIONS (e.g. "--max-semi-space-size=2") is given to every spout process of the protocol, scale and
  * idleMemory sections.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
+ * decode: CPU per record of reading GetRecords answers, the SDK's deserializer and the fast path against the
+ * rest of the path to the emit frame (bench/decode.ts): BENCH_DECODE_SIZES=100,1024,10240 (bytes a record),
+ * BENCH_DECODE_BATCHES=500,10000 (records a call, at most 10 MiB), BENCH_ROUNDS, BENCH_REGIMES; then the real spout
+ * process on its synthetic source in three wires (objects, the SDK's reading, the fast path): BENCH_PAYLOADS,
+ * BENCH_SECONDS, at most 3 rounds. BENCH_DECODE_SPOUT_ONLY=1 skips the stages.
  * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
  * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).
  * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,
@@ -29,6 +34,7 @@ import { BENCHMARKS_PAGE, PAGE_SECTIONS, renderBenchmarks, type Report } from '.
 import { failoverBench, reshardBench } from './resharding';
 import { decodeBench, fanOutLatencyBench } from './fanOut';
 import { idleMemoryBench } from './idleMemory';
+import { decodeBench as getRecordsDecodeBench, spoutWireBench } from './decode';
 import { parseSizes, scaleBench } from './scale';
 import { emulatorBench } from './scale/emulator';
 import { scaleSimBench } from './scaleSim';
@@ -38,7 +44,7 @@ import { twoAppsBench } from './twoApps';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const ALL_SECTIONS = [...PAGE_SECTIONS, 'idleMemory'];
+const ALL_SECTIONS = [...PAGE_SECTIONS, 'idleMemory', 'decode'];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 function regimesOf(fallback: string): Regime[] {
@@ -97,6 +103,36 @@ async function main(): Promise<void> {
         },
         log,
       );
+    }
+    if (has('decode')) {
+      const regimes = regimesOf(QUICK ? 'idle' : 'idle,busy');
+      const rounds = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5));
+      report.decode = {
+        stages: process.env.BENCH_DECODE_SPOUT_ONLY
+          ? []
+          : await getRecordsDecodeBench(
+              {
+                rounds,
+                sizes: list('BENCH_DECODE_SIZES', QUICK ? '100' : '100,1024,10240').map(Number),
+                batches: list('BENCH_DECODE_BATCHES', QUICK ? '500' : '500,10000').map(Number),
+                regimes,
+                minMs: QUICK ? 50 : 300,
+              },
+              log,
+            ),
+        spout: await spoutWireBench(
+          ROOT,
+          zk,
+          {
+            rounds: Math.min(rounds, 3),
+            seconds: Number(process.env.BENCH_SECONDS ?? (QUICK ? 1 : 5)),
+            warmupSeconds: QUICK ? 0.5 : 1,
+            payloads: list('BENCH_PAYLOADS', QUICK ? '100' : '100,1024').map(Number),
+            regimes,
+          },
+          log,
+        ),
+      };
     }
     if (has('fanOut'))
       report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };

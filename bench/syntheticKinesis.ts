@@ -6,9 +6,18 @@ import {
   DescribeStreamSummaryCommand,
   GetRecordsCommand,
   GetShardIteratorCommand,
+  KinesisClient,
   ListShardsCommand,
-  type KinesisClient,
 } from '@aws-sdk/client-kinesis';
+import { Readable } from 'node:stream';
+import { readGetRecordsFast } from '../src/kinesis/fastGetRecords';
+
+/**
+ * How GetRecords answers reach the spout: `objects` (the SDK's output made directly, no decoding), or a
+ * JSON body of Kinesis's shape read by a real SDK client (its HTTP exchange answered from memory), by the
+ * SDK's deserializer (`sdk`) or the fast path (`fast`, src/kinesis/fastGetRecords.ts).
+ */
+export type SyntheticWire = 'objects' | 'sdk' | 'fast';
 
 /**
  * `recordsPerCall` above the call's `Limit` lets one shard outrun the reader's pacing (5 calls/s, as
@@ -18,6 +27,7 @@ export function syntheticKinesis(options: {
   shards: number;
   payloadBytes: number;
   recordsPerCall?: number;
+  wire?: SyntheticWire;
 }): KinesisClient {
   const data = new Uint8Array(Buffer.from('x'.repeat(options.payloadBytes)));
   const shardIds = Array.from({ length: options.shards }, (_, i) => `shardId-${String(i).padStart(12, '0')}`);
@@ -26,6 +36,22 @@ export function syntheticKinesis(options: {
   const sequence = (n: number) => `${prefix}${String(n).padStart(20, '0')}`;
   const arrival = new Date();
   const keys = Array.from({ length: 64 }, (_, i) => `key-${i}`);
+  const reader = options.wire && options.wire !== 'objects' ? jsonReader(options.wire) : undefined;
+  // The JSON answer's parts that do not change: made once, so that making an answer costs little.
+  const base64 = Buffer.from(data).toString('base64');
+  const arrivalSeconds = arrival.getTime() / 1000;
+  const recordJson = keys.map(
+    (key) =>
+      `{"ApproximateArrivalTimestamp":${arrivalSeconds},"Data":"${base64}","EncryptionType":"NONE","PartitionKey":"${key}","SequenceNumber":"${prefix}`,
+  );
+  const answerJson = (shardId: string, after: number, limit: number): Buffer => {
+    const parts: string[] = [];
+    for (let i = 0; i < limit; i += 1)
+      parts.push(`${recordJson[i % keys.length]}${String(after + i + 1).padStart(20, '0')}"}`);
+    return Buffer.from(
+      `{"MillisBehindLatest":60000,"NextShardIterator":"${shardId}|${after + limit}","Records":[${parts.join(',')}]}`,
+    );
+  };
   const send = async (command: { input: Record<string, unknown> }): Promise<unknown> => {
     const input = command.input;
     switch (true) {
@@ -52,6 +78,7 @@ export function syntheticKinesis(options: {
       case command instanceof GetRecordsCommand: {
         const [shardId, after] = (input.ShardIterator as string).split('|');
         const limit = options.recordsPerCall ?? Number(input.Limit ?? 10_000);
+        if (reader) return reader.send(command as GetRecordsCommand, answerJson(shardId, Number(after), limit));
         let seq = Number(after);
         const Records = [];
         for (let i = 0; i < limit; i += 1) {
@@ -70,4 +97,46 @@ export function syntheticKinesis(options: {
     }
   };
   return { send, destroy: () => undefined } as unknown as KinesisClient;
+}
+
+/** A real SDK client whose one exchange at a time is answered with the body given to `send`. */
+function jsonReader(wire: 'sdk' | 'fast') {
+  let next: Buffer = Buffer.alloc(0);
+  const handler = {
+    metadata: { handlerProtocol: 'http/1.1' },
+    async handle() {
+      const body = next;
+      return {
+        response: {
+          statusCode: 200,
+          reason: 'OK',
+          headers: { 'content-type': 'application/x-amz-json-1.1', 'content-length': String(body.length) },
+          body: Readable.from([body]),
+        },
+      };
+    },
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+    destroy() {},
+  };
+  const client = new KinesisClient({
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:1',
+    maxAttempts: 3,
+    credentials: { accessKeyId: 'synthetic', secretAccessKey: 'synthetic' },
+    requestHandler: handler as never,
+  });
+  if (wire === 'fast') readGetRecordsFast(client);
+  // One call at a time: the body is taken by the handler before the next call sets its own.
+  let queue: Promise<unknown> = Promise.resolve();
+  return {
+    send(command: GetRecordsCommand, body: Buffer): Promise<unknown> {
+      const call = queue.then(() => {
+        next = body;
+        return client.send(command);
+      });
+      queue = call.catch(() => undefined);
+      return call;
+    },
+  };
 }

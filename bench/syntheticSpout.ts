@@ -1,6 +1,6 @@
 /** The real spout process with a synthetic record source, for protocol throughput and CPU per tuple. */
 import { runSpout } from '../src/cli/run';
-import { syntheticKinesis } from './syntheticKinesis';
+import { type SyntheticWire, syntheticKinesis } from './syntheticKinesis';
 
 const perCall = Number(process.env.SYNTHETIC_RECORDS_PER_CALL ?? 0);
 runSpout({
@@ -9,5 +9,6 @@ runSpout({
       shards: Number(process.env.SYNTHETIC_SHARDS ?? 4),
       payloadBytes: Number(process.env.PAYLOAD_BYTES ?? 100),
       ...(perCall > 0 ? { recordsPerCall: perCall } : {}),
+      wire: (process.env.SYNTHETIC_WIRE ?? 'objects') as SyntheticWire,
     }),
 });

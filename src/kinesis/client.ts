@@ -10,6 +10,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { RetryStrategyV2 } from '@smithy/types';
 import { isThrottling } from './errors';
+import { readGetRecordsFast } from './fastGetRecords';
 
 /** The one call the spout makes on the client: a fake stands in for it in the simulation. */
 export type KinesisApi = Pick<KinesisClient, 'send'>;
@@ -19,6 +20,8 @@ export interface KinesisClientOptions {
   region: string;
   endpoint?: string;
   assumeRoleArn?: string;
+  /** GetRecords answers read by fastGetRecords.ts instead of the SDK's deserializer (default true). */
+  fastGetRecords?: boolean;
 }
 
 /**
@@ -106,5 +109,6 @@ export function createKinesisClient(config: KinesisClientOptions): KinesisClient
     credentials: credentialsOf(config),
   });
   leaveThrottledReadsToTheReader(client);
+  if (config.fastGetRecords !== false) readGetRecordsFast(client);
   return client;
 }
