@@ -33,6 +33,8 @@ export interface Report {
   protocol?: ProtocolFigures[];
   /** End to end in Storm's LocalCluster (bench/storm.ts). */
   storm?: StormSection;
+  /** Set when results are merged: an earlier run's Storm figures for spouts \`storm\` leaves out. */
+  stormEarlier?: { section: StormSection; date: string; commit: string };
   reshard?: ReshardFigures;
   failover?: FailoverFigures;
   latency?: LatencyFigures;
@@ -42,7 +44,7 @@ export interface Report {
   twoApps?: TwoAppsFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
-  /** CPU per record of reading GetRecords answers (bench/decode.ts); not on the page yet. */
+  /** CPU per record of reading GetRecords answers (bench/decode.ts). */
   decode?: { stages: GetRecordsDecodeFigures[]; spout: SpoutWireFigures[] };
   scale?: ScaleRun[];
   scaleSim?: ScaleSimRun[];
@@ -122,6 +124,14 @@ function sections(r: Report): string[] {
     }
   }
   if (r.storm) out.push(...stormSection(r.storm, r.protocol), '');
+  if (r.stormEarlier) {
+    const { section, date, commit } = r.stormEarlier;
+    out.push(
+      `*The spouts that run leaves out, from an earlier one* (${date.slice(0, 10)}, commit ${commit}):`,
+      ...stormSection(section, r.protocol),
+      '',
+    );
+  }
   const rows: string[] = [];
   if (r.reshard) {
     rows.push(`| SplitShard → first child record emitted (target < 2 s) | ${ms(r.reshard.splitToFirstChildEmitMs)} |`);
@@ -158,6 +168,7 @@ function sections(r: Report): string[] {
     );
   if (r.fanOut) out.push('', ...fanOutSection(r.fanOut));
   if (r.twoApps) out.push('', ...twoAppsSection(r.twoApps));
+  if (r.decode) out.push('', ...decodeSection(r.decode));
   out.push(...scaleSections(r));
   return out;
 }
@@ -220,6 +231,39 @@ function twoAppsSection(t: TwoAppsFigures): string[] {
   return out;
 }
 
+const cpus = (regime: string) => (regime === 'busy' ? 'both busy' : 'idle');
+const micros = (x: Summary) => range(x, ' µs', 2);
+/** The 1-min load average at a set's first and last round. */
+const loads = (averages: string[]) => `${averages[0]?.split(' ')[0]} → ${averages[averages.length - 1]?.split(' ')[0]}`;
+
+function decodeSection(d: NonNullable<Report['decode']>): string[] {
+  const out: string[] = [];
+  if (d.stages.length)
+    out.push(
+      "**Reading GetRecords answers** (bench/decode.ts: one process, answers shaped as Kinesis writes them served from memory to the SDK's client; CPU µs per record, medians of alternating rounds; the SDK's share is of the path from answer to emit frame, `dataFormat` utf8):",
+      '',
+      '| CPUs (1-min load average) | record × per call | SDK | fast path (`fastGetRecords`) | fast / SDK | JSON.parse / base64 / Date alone | SDK share | fast path share | an empty call, SDK / fast |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...d.stages.map((f) => {
+        const m = f.microsPerRecord;
+        return `| ${cpus(f.regime)} (${loads(f.loadAverages)}) | ${f.payloadBytes} B × ${f.recordsPerBatch} | ${micros(m.sdk)} | ${micros(m.fast)} | ${(m.fast.median / m.sdk.median).toFixed(2)} | ${m.jsonParse.median.toFixed(2)} / ${m.base64.median.toFixed(2)} / ${m.dates.median.toFixed(2)} | ${pct(f.sdkShareUtf8)} | ${pct(f.fastShareUtf8)} | ${Math.round(f.emptyCallMicros.sdk.median)} / ${Math.round(f.emptyCallMicros.fast.median)} µs |`;
+      }),
+    );
+  if (d.spout.length)
+    out.push(
+      '',
+      "**The same in the spout process** (the lean driver over OS pipes, 4 synthetic shards, 10,000 records a call: records handed over ready-made (no decoding), or a Kinesis answer read by the SDK or by the fast path; the spout's CPU per tuple acked, medians of alternating rounds):",
+      '',
+      '| CPUs (1-min load average) | record | ready-made | SDK | fast path | SDK share of the CPU per tuple | fast / SDK (per round) |',
+      '|---|---|---|---|---|---|---|',
+      ...d.spout.map(
+        (f) =>
+          `| ${cpus(f.regime)} (${loads(f.loadAverages)}) | ${f.payloadBytes} B | ${micros(f.cpuMicrosPerTuple.objects)} | ${micros(f.cpuMicrosPerTuple.sdk)} | ${micros(f.cpuMicrosPerTuple.fast)} | ${pct(f.sdkShare)} | ${range(f.fastToSdk, '', 2)} |`,
+      ),
+    );
+  return out;
+}
+
 /** The sections docs/benchmarks.md shows, in its order (`npm run bench` also has `idleMemory`, kept in the results only). */
 export const PAGE_SECTIONS = [
   'protocol',
@@ -231,6 +275,7 @@ export const PAGE_SECTIONS = [
   'throughput',
   'fanOut',
   'twoApps',
+  'decode',
   'scale',
   'scaleSim',
   'emulator',
@@ -260,6 +305,21 @@ if (require.main === module) {
         `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`,
     ),
   ];
+  // The Storm section: the last run's, and the last earlier one measuring spouts it leaves out.
+  const stormRuns = reports.filter((r) => r.storm);
+  const latestStorm = stormRuns[stormRuns.length - 1]?.storm;
+  const spoutsOf = (section: StormSection) => new Set(section.figures.flatMap((f) => Object.keys(f.spouts)));
+  const earlier = latestStorm
+    ? [...stormRuns].reverse().find((r) => [...spoutsOf(r.storm!)].some((name) => !spoutsOf(latestStorm).has(name)))
+    : undefined;
+  if (earlier) merged.stormEarlier = { section: earlier.storm!, date: earlier.date, commit: earlier.commit };
+  // The decode section: each of its two tables from the last run that has it.
+  const decodes = reports.flatMap((r) => (r.decode ? [r.decode] : []));
+  if (decodes.length)
+    merged.decode = {
+      stages: [...decodes].reverse().find((d) => d.stages.length)?.stages ?? [],
+      spout: [...decodes].reverse().find((d) => d.spout.length)?.spout ?? [],
+    };
   // Figures from before the lean driver have another shape: only the current one is rendered.
   if (merged.protocol && !merged.protocol.every((p) => 'regime' in p)) delete merged.protocol;
   writeFileSync(BENCHMARKS_PAGE, renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), merged));

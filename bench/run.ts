@@ -44,7 +44,7 @@ import { twoAppsBench } from './twoApps';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const ALL_SECTIONS = [...PAGE_SECTIONS, 'idleMemory', 'decode'];
+const ALL_SECTIONS = [...PAGE_SECTIONS, 'idleMemory'];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 function regimesOf(fallback: string): Regime[] {

@@ -73,6 +73,11 @@ export interface StormSection {
   seconds: number;
   /** CPU of the LocalCluster JVM with no topology (nimbus, supervisor, its ZooKeeper), in % of one core. */
   jvmIdleCpuPercent: number;
+  /**
+   * How complete latency was taken: `spout`, timed in the spout task from emit to ack (every tuple tree);
+   * absent in results from before that, whose figure was Storm's V2 gauge (the last three sampled trees).
+   */
+  latencyFrom?: 'spout';
   loadAverage: { before: number[]; after: number[] };
   figures: StormFigures[];
 }
@@ -194,6 +199,7 @@ export async function stormBench(
     rounds: options.rounds,
     seconds: options.seconds,
     jvmIdleCpuPercent,
+    latencyFrom: 'spout',
     loadAverage: { before: loadBefore, after: load() },
     figures,
   };

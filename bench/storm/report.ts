@@ -24,7 +24,7 @@ export function stormSection(s: StormSection, protocol: ProtocolFigures[] | unde
     `**End to end in Storm** (Storm ${s.stormVersion} LocalCluster in its own JVM, \`-Xmx768m -XX:+UseSerialGC\`; one worker, one spout task → one acking bolt task, shuffle grouping; ` +
       `multilang serializer \`${s.serializer}\` (the compact rows: \`io.github.kinesisshellspout.CompactSerializer\`); ${s.payloadBytes} B records (data as UTF-8 text in the tuple); each run a topology of its own, ${s.seconds} s measured after warm-up, spouts alternating in each of ${s.rounds} rounds; ` +
       'tuples/s counted by the bolt; CPU per tuple from /proc (the JVM: the whole LocalCluster, ' +
-      `${s.jvmIdleCpuPercent} % of a core with no topology; Node: the ShellSpout's process); complete latency: the mean over every tuple tree acked in the window, timed in the spout task from its emit to its \`ack\` (Storm's definition; not Storm's \`__complete-latency\` V2 gauge, which is the mean of the last three sampled trees in whole ms); against kinesis-local: ${s.kinesis.shards} shards pre-filled with ${s.kinesis.records} records, each run reading them from the start, its warm-up ended at a quarter read and its window at 90 % (runs with fewer than 100 tuples in the window left out); ` +
+      `${s.jvmIdleCpuPercent} % of a core with no topology; Node: the ShellSpout's process); complete latency: ${s.latencyFrom === 'spout' ? "the mean over every tuple tree acked in the window, timed in the spout task from its emit to its `ack` (Storm's definition; not Storm's `__complete-latency` V2 gauge, which is the mean of the last three sampled trees in whole ms)" : "not measured in this run (it read Storm's `__complete-latency` V2 gauge, the mean of the last three sampled trees in whole ms)"}; against kinesis-local: ${s.kinesis.shards} shards pre-filled with ${s.kinesis.records} records, each run reading them from the start, its warm-up ended at a quarter read and its window at 90 % (runs with fewer than 100 tuples in the window left out); ` +
       `lean driver: the protocol section's figures for the same process, without Storm; load average ${s.loadAverage.before.join(' / ')} before, ${s.loadAverage.after.join(' / ')} after):`,
   ];
   for (const regime of [...new Set(s.figures.map((f) => f.regime))]) {
@@ -44,7 +44,7 @@ export function stormSection(s: StormSection, protocol: ProtocolFigures[] | unde
         const l = responder ? lean?.responders[responder] : undefined;
         out.push(
           `| ${f.maxSpoutPending} | ${NAMES[name]} | ${n0(t.tuplesPerSecond)}${spread(t.tuplesPerSecond)} | ${n1(t.jvmCpuMicrosPerTuple)} | ${n1(t.nodeCpuMicrosPerTuple)} | ` +
-            `${n1(t.completeLatencyMs)} ms | ${l ? `${n0(l.tuplesPerSecond)}, ${n1(l.cpuMicrosPerTuple)}` : '—'} |`,
+            `${s.latencyFrom === 'spout' ? `${n1(t.completeLatencyMs)} ms` : '—'} | ${l ? `${n0(l.tuplesPerSecond)}, ${n1(l.cpuMicrosPerTuple)}` : '—'} |`,
         );
       }
     }

@@ -109,6 +109,7 @@ test("the Storm section: a row per spout and max.spout.pending beside the lean d
     rounds: 3,
     seconds: 5,
     jvmIdleCpuPercent: 7,
+    latencyFrom: 'spout',
     loadAverage: { before: [1, 1, 1], after: [2, 2, 2] },
     figures: [
       { regime: 'idle', maxSpoutPending: 100, spouts: spouts(50_000, 8_000) },
