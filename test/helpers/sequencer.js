@@ -7,18 +7,22 @@
  * waiting on the first's Maven build (one lock for every build: maven.ts).
  *
  * So: a file jest has a duration for keeps it; one it has none for is given its tier's (end-to-end, then
- * integration, then simulation, then unit), the larger file first within a tier. Failed files still come
+ * simulation, then integration, then unit), the larger file first within a tier. Failed files still come
  * first. Then the end-to-end files are spread out: at most one among the first two files to start, the
  * rest one in every two after it, so that no worker waits on Maven's lock while the other builds.
  */
 const Sequencer = require('@jest/test-sequencer').default;
 
-/** A file's duration in seconds when jest has none, by where it lives: what a typical file there takes. */
+/**
+ * A file's duration in seconds when jest has none, by where it lives: about what a long file there takes.
+ * The simulation files are CPU-bound and a few take minutes (1,000 seeds at ~0.1-0.2 s of CPU each, measured
+ * on the shared machine): before the integration files, which mostly wait.
+ */
 const TIER_SECONDS = [
   ['/test/e2e/', 120],
   ['/test/cluster/', 120],
+  ['/test/sim/', 60],
   ['/test/integration/', 40],
-  ['/test/sim/', 5],
   ['/test/unit/', 1],
 ];
 

@@ -18,7 +18,7 @@ function order(files: Record<string, number>, cached: Record<string, number> = {
   return (sequencer.sort(tests) as FakeTest[]).map((t) => t.path.slice(6));
 }
 
-test('without a cache: tiers before file size, so a small integration file starts before a large unit file', () => {
+test('without a cache: tiers before file size, so a small simulation or integration file starts before a large unit file', () => {
   expect(
     order({
       'test/unit/big.test.ts': 40_000,
@@ -27,9 +27,9 @@ test('without a cache: tiers before file size, so a small integration file start
       'test/integration/tools.test.ts': 20_000,
     }),
   ).toEqual([
+    'test/sim/simulation.test.ts',
     'test/integration/tools.test.ts',
     'test/integration/soak.test.ts',
-    'test/sim/simulation.test.ts',
     'test/unit/big.test.ts',
   ]);
 });
