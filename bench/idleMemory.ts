@@ -2,7 +2,11 @@
  * Resident memory of one spout process holding S idle shards (nothing put to the stream), for S = 1, 8, 64
  * by default: RSS (VmRSS, median of the last samples of a settle window), the V8 heap and the external (Buffer)
  * memory, read from the process's own `stats:` lines (BENCH_GC=1 starts it with `--expose-gc`, so that they
- * are measured after a full GC: what is retained). BENCH_IDLE_SHARDS=1,8,64 and BENCH_IDLE_SECONDS choose the runs.
+ * are measured after a full GC: what is retained). BENCH_IDLE_SHARDS=1,8,64 and BENCH_IDLE_SECONDS choose the runs,
+ * BENCH_IDLE_CONF (JSON) overrides spout configuration keys. The RSS is split into file pages (the node binary's
+ * code and data that the process touched, shared with the other node processes of the host) and anonymous memory.
+ * The spout processes inherit this process's environment: run it with MALLOC_ARENA_MAX=2 as KinesisShellSpout
+ * starts them.
  * Run alone: `npx tsx bench/idleMemory.ts` (after `npm run build`).
  */
 import { readFileSync } from 'node:fs';
@@ -16,6 +20,9 @@ import { benchConf, benchNodeOptions, sleep } from './lib';
 export interface IdleMemoryRun {
   shards: number;
   rssMiB: number;
+  /** Of the RSS, file pages (mostly the node binary's code and read-only data, shared between processes) and anonymous memory. */
+  rssFileMiB: number;
+  rssAnonMiB: number;
   heapTotalMiB: number;
   heapUsedMiB: number;
   externalMiB: number;
@@ -23,10 +30,11 @@ export interface IdleMemoryRun {
   kinesisSockets: number;
 }
 
-function rssMiB(pid: number): number {
+/** A `/proc/<pid>/status` figure in MiB: VmRSS, RssFile, RssAnon. */
+function statusMiB(pid: number, key: string): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
     .split('\n')
-    .find((l) => l.startsWith('VmRSS:'));
+    .find((l) => l.startsWith(`${key}:`));
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
 }
 
@@ -70,7 +78,10 @@ export async function idleMemoryBench(
     const stream = `idle-${shards}-${Date.now()}`;
     await createStream(client, stream, shards);
     const driver = await StormDriver.start({
-      conf: benchConf(zk, server, stream, `idle-${shards}-${Date.now()}`, { statsIntervalMs: 1_000 }),
+      conf: benchConf(zk, server, stream, `idle-${shards}-${Date.now()}`, {
+        statsIntervalMs: 1_000,
+        ...(JSON.parse(process.env.BENCH_IDLE_CONF ?? '{}') as Record<string, unknown>),
+      }),
       // RSS as in production: no forced GC unless BENCH_GC=1 (then the heap figure is what is retained).
       nodeOptions: [
         ...(process.env.BENCH_GC === '1' ? ['--expose-gc'] : []),
@@ -86,12 +97,17 @@ export async function idleMemoryBench(
       const deadline = Date.now() + 120_000;
       while (held() < shards && Date.now() < deadline) await sleep(500);
       if (held() < shards) throw new Error(`idle memory: ${held()} of ${shards} shards held after 120 s`);
-      const samples: number[] = [];
+      const samples: { rss: number; file: number; anon: number }[] = [];
       const end = Date.now() + settleSeconds * 1000;
       while (Date.now() < end) {
         await sleep(1000);
-        samples.push(rssMiB(driver.pid));
+        samples.push({
+          rss: statusMiB(driver.pid, 'VmRSS'),
+          file: statusMiB(driver.pid, 'RssFile'),
+          anon: statusMiB(driver.pid, 'RssAnon'),
+        });
       }
+      const settled = samples.slice(-Math.max(3, Math.floor(samples.length / 2)));
       if (process.env.BENCH_HEAPSNAPSHOT) {
         driver.signal('SIGUSR2');
         await sleep(5_000);
@@ -99,14 +115,16 @@ export async function idleMemoryBench(
       const stats = driver.lastStats() ?? {};
       const run: IdleMemoryRun = {
         shards,
-        rssMiB: round1(median(samples.slice(-Math.max(3, Math.floor(samples.length / 2))))),
+        rssMiB: round1(median(settled.map((s) => s.rss))),
+        rssFileMiB: round1(median(settled.map((s) => s.file))),
+        rssAnonMiB: round1(median(settled.map((s) => s.anon))),
         heapTotalMiB: round1(stats.heapTotalMiB ?? NaN),
         heapUsedMiB: round1(stats.heapUsedMiB ?? NaN),
         externalMiB: round1(stats.externalMiB ?? NaN),
         kinesisSockets: socketsTo(driver.pid, Number(new URL(server.endpoint).port)),
       };
       log(
-        `idle memory: ${shards} shards: RSS ${run.rssMiB} MiB, heap ${run.heapUsedMiB} of ${run.heapTotalMiB} MiB, external ${run.externalMiB} MiB, ${run.kinesisSockets} sockets to Kinesis`,
+        `idle memory: ${shards} shards: RSS ${run.rssMiB} MiB (file ${run.rssFileMiB}, anonymous ${run.rssAnonMiB}), heap ${run.heapUsedMiB} of ${run.heapTotalMiB} MiB, external ${run.externalMiB} MiB, ${run.kinesisSockets} sockets to Kinesis`,
       );
       runs.push(run);
     } finally {

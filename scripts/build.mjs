@@ -21,11 +21,35 @@ const result = await build({
   banner: { js: '#!/usr/bin/env node' },
   metafile: true,
 });
+asciiOnly(outfile);
 chmodSync(outfile, 0o755);
 const bundled = bundledPackages(result.metafile.outputs[outfile].inputs);
 checkEngines(bundled);
 writeFileSync(noticesFile, notices(bundled));
 writeFileSync(schemaFile, `${JSON.stringify(await configSchema(), null, 1)}\n`);
+
+/**
+ * V8 keeps the bundle's source in the heap for as long as the process runs (functions are compiled from it
+ * lazily), as a one-byte string if every character is Latin-1, as a two-byte one otherwise: twice 2 MB. esbuild
+ * escapes strings and identifiers (its default charset is ASCII) but copies the comments it keeps as they
+ * are, and one typographic apostrophe in a dependency's comment doubled the heap's largest object. Such
+ * characters are written as `\uXXXX` escapes, inert in a comment; one anywhere else fails the build.
+ */
+function asciiOnly(file) {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  let changed = false;
+  for (let i = 0; i < lines.length; i += 1) {
+    const at = lines[i].search(/[\u0080-\uffff]/);
+    if (at < 0) continue;
+    const before = lines[i].slice(0, at);
+    if (!before.includes('//') && !/^\s*(\/\*|\*)/.test(before)) {
+      throw new Error(`${file}:${i + 1}: a non-ASCII character outside a comment: ${lines[i].trim().slice(0, 120)}`);
+    }
+    lines[i] = lines[i].replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    changed = true;
+  }
+  if (changed) writeFileSync(file, lines.join('\n'));
+}
 
 /**
  * Every bundled package must run on the oldest Node this project supports (its own `engines`): the AWS

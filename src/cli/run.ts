@@ -259,6 +259,7 @@ function answer(acks: readonly unknown[], command: SpoutCommand | undefined, bad
     return;
   }
   if (bad !== undefined) report(describeError(bad));
+  if (acks.length > 0) stdio.busy();
   for (const id of acks) {
     try {
       spout!.ack(id);
@@ -304,11 +305,15 @@ function handle(command: SpoutCommand): void {
   switch (command.command) {
     case 'next':
       spout!.next(out);
+      // Tuples flow: time for the blocking reads and their watchdog thread (not for idle shards).
+      if (spout!.counters.emitted > 0) stdio.busy();
       break;
     case 'ack':
+      stdio.busy();
       spout!.ack(command.id);
       break;
     case 'fail':
+      stdio.busy();
       spout!.fail(command.id, out);
       break;
     case 'activate':

@@ -1,5 +1,4 @@
 /** The tools' entry: parses the command line, runs `status`, `reset` or `deregister-consumer`, maps outcomes to exit codes. */
-import { createInterface } from 'node:readline';
 import { describeError } from '../errors';
 import { kinesisProblem } from '../kinesis/errors';
 import { parseToolArgs, USAGE } from '../tools/args';
@@ -44,7 +43,10 @@ export function processIo(): ToolIo {
     err: (text) => process.stderr.write(`${text}\n`),
     interactive: process.stdout.isTTY === true && process.stdin.isTTY === true,
     async readLine() {
-      lines ??= createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]();
+      // Loaded here: the spout's process never reads a line, and readline brings five modules with it.
+      lines ??= (await import('node:readline'))
+        .createInterface({ input: process.stdin, terminal: false })
+        [Symbol.asyncIterator]();
       const next = await lines.next();
       return next.done ? undefined : next.value;
     },

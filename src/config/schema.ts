@@ -323,7 +323,7 @@ export const configSchema = {
       type: 'boolean',
       default: true,
       description:
-        "While Storm keeps sending commands, answer them with blocking reads and writes of the pipes instead of a trip through Node's event loop per command (the loop still runs every 5 ms, and within 20 ms when Storm goes quiet). `false`: event loop only.",
+        "While Storm keeps sending commands, answer them with blocking reads and writes of the pipes instead of a trip through Node's event loop per command (the loop still runs every 5 ms, and within 20 ms when Storm goes quiet). The reads start with the first tuple emitted, acked or failed: their watchdog thread costs about 10 MiB of resident memory, which a process whose shards are idle does not pay. `false`: event loop only.",
     },
     statsIntervalMs: positiveMs(
       'How often cumulative counters (tuples, Kinesis calls, checkpoint writes, shards held, records and bytes in memory, resident memory) are logged.',

@@ -47,6 +47,7 @@ test('one sync per command, however slowly the frames arrive; logs and errors as
       endpoint: 'http://127.0.0.1:9',
       zookeeper: { connect: '127.0.0.1:9', root: '/compact' },
       applicationName: 'compact-wire',
+      statsIntervalMs: 100,
     },
   };
   const context = {
@@ -65,8 +66,10 @@ test('one sync per command, however slowly the frames arrive; logs and errors as
     };
     await until('the pid', () => pidReply !== undefined);
     expect(pidReply).toEqual({ pid: child.pid, wire: COMPACT_WIRE });
-    // Quiet long enough for the watchdog to hand the process back to its event loop more than once.
-    await sleep(100);
+    // An ack: tuples flow, which starts the watchdog thread and the direct reads (idle, the process has
+    // neither). Then quiet long enough for the watchdog to hand the process back to its event loop more than once.
+    input.write(encodeCommands([{ command: 'acks', acks: ['shardId-000000000000:0'] }]));
+    await sleep(300);
     const commands = encodeCommands([
       { command: 'activate' },
       { command: 'next', acks: ['shardId-000000000000:1', 'shardId-000000000000:2'] },
@@ -82,14 +85,18 @@ test('one sync per command, however slowly the frames arrive; logs and errors as
       await sleep(25);
     }
     input.write(commands.subarray(sent));
-    await until('5 syncs', () => syncs() >= 5);
+    await until('6 syncs', () => syncs() >= 6);
     await sleep(300);
-    expect(syncs()).toBe(5);
+    expect(syncs()).toBe(6);
     expect(reader.hasPartialFrame()).toBe(false);
     const logs = frames.filter((f) => f.command === 'log').map((f) => (f as { msg: string }).msg);
     expect(logs).toContainEqual(`speaking the ${COMPACT_WIRE} wire format with Storm`);
     expect(logs).toContainEqual('activated: listing shards again');
     expect(logs).toContainEqual('deactivated: reading stopped, leases kept, acks still checkpointed');
+    // The trickled frames went through the blocking reads, and the watchdog ended some of them.
+    const stats = logs.filter((m) => m.startsWith('stats: ')).at(-1) ?? '';
+    expect(Number(/directReads=(\d+)/.exec(stats)?.[1])).toBeGreaterThan(0);
+    expect(Number(/watchdogWakes=(\d+)/.exec(stats)?.[1])).toBeGreaterThan(0);
   } finally {
     child.kill('SIGKILL');
     input.destroy();

@@ -79,3 +79,22 @@ test('where stdin and stdout are sockets (or directStdio is false), the event lo
     expect(driver.errors).toEqual([]);
   }
 });
+
+// Direct reads wait for their watchdog thread (a V8 isolate, about 10 MiB): none while the shards are idle.
+test('idle shards: Storm is answered through the event loop; the first tuple starts the direct reads', async () => {
+  const stream = uniqueName('stream');
+  await createStream(suite.services.client, stream, 1);
+  const driver = await suite.spout(stream, uniqueName('app'), { statsIntervalMs: 100 });
+  await waitFor('the shard held', () => driver.lastStats()?.shards === 1);
+  // Storm's `next` while nothing is read, as its idle spout does it (about once a millisecond).
+  for (let i = 0; i < 200; i++) await driver.next();
+  await sleep(300);
+  expect(driver.lastStats()!.directReads).toBe(0);
+
+  const put = await putRecords(suite.services.client, stream, records(20, 'c'));
+  await driver.pump(() => driver.emits.length >= put.length);
+  for (let i = 0; i < 200; i++) await driver.next();
+  await waitFor('direct reads', () => (driver.lastStats()?.directReads ?? 0) > 0);
+  expectOneSyncPerCommand(driver);
+  expect(driver.errors).toEqual([]);
+});

@@ -54,6 +54,14 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
      */
     public static final List<String> NODE_OPTIONS = List.of("--max-semi-space-size=2");
     /**
+     * Environment the process starts with unless the worker's own environment (or {@link #setEnv}) says
+     * otherwise. {@code MALLOC_ARENA_MAX=2}: glibc gives each thread that allocates an arena of its own
+     * (node has about ten: V8's compiler and GC helpers, libuv's pool) and keeps what each arena once held;
+     * two arenas took about 6 MiB off an idle spout's resident memory (8 shards, Node 24: 88 MiB against
+     * 94, medians of 3 alternating runs) at no measured CPU per record (docs/operations.md#memory).
+     */
+    public static final Map<String, String> ENVIRONMENT = Map.of("MALLOC_ARENA_MAX", "2");
+    /**
      * Storm parses the process's frames with its shaded json-smart, so with {@code dataFormat: "json"} the
      * data field holds these types, which Kryo refuses unless registered: the first such tuple sent to
      * another worker would halt it ("Class is not registered: ...JSONObject").
@@ -71,6 +79,8 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
     private final SpoutStreams streams;
     private final boolean registerJsonTypes;
     private boolean compactSerializer;
+    /** What {@link #setEnv} was given, kept over {@link #ENVIRONMENT}. */
+    private HashMap<String, String> env = new HashMap<>();
 
     /**
      * @param spoutConf the {@code kinesis.spout} map (see the project's docs/configuration.md), checked
@@ -168,7 +178,27 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
         int bucketSecs = bucketSecs(conf);
         context.registerMetric(PROCESS_METRIC, new KinesisShellMetric(PROCESS_METRIC), bucketSecs);
         context.registerMetric(SHARD_METRIC, new KinesisShellMetric(SHARD_METRIC), bucketSecs);
+        super.setEnv(processEnv(System.getenv(), env));
         super.open(processConf(conf, compactSerializer), context, collector);
+    }
+
+    @Override
+    public ShellSpout setEnv(Map<String, String> env) {
+        this.env = new HashMap<>(env);
+        return super.setEnv(this.env);
+    }
+
+    /**
+     * Variables set in the process's environment on top of the worker's: {@link #ENVIRONMENT}'s, but those
+     * the worker's environment already has, then {@code own} (what {@link #setEnv} was given).
+     */
+    static HashMap<String, String> processEnv(Map<String, String> worker, Map<String, String> own) {
+        HashMap<String, String> env = new HashMap<>();
+        for (Map.Entry<String, String> e : ENVIRONMENT.entrySet()) {
+            if (!worker.containsKey(e.getKey())) env.put(e.getKey(), e.getValue());
+        }
+        env.putAll(own);
+        return env;
     }
 
     /**

@@ -75,6 +75,14 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void startsNodeWithTwoMallocArenasUnlessTheWorkerOrTheUserSaysOtherwise() {
+        assertEquals(Map.of("MALLOC_ARENA_MAX", "2"), KinesisShellSpout.processEnv(Map.of("PATH", "/usr/bin"), Map.of()));
+        assertEquals(Map.of(), KinesisShellSpout.processEnv(Map.of("MALLOC_ARENA_MAX", "8"), Map.of()));
+        assertEquals(Map.of("MALLOC_ARENA_MAX", "4", "TZ", "UTC"),
+            KinesisShellSpout.processEnv(Map.of(), Map.of("MALLOC_ARENA_MAX", "4", "TZ", "UTC")));
+    }
+
+    @Test
     void declaresTheDefaultFieldsOnTheDefaultStream() {
         assertEquals(Map.of("default", List.of("partitionKey", "data", "shardId", "sequenceNumber", "arrivalTimestamp")), declared(new KinesisShellSpout(conf())));
     }
