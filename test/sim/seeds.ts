@@ -16,7 +16,11 @@ import { NO_FAULTS } from './faults';
 import { simulate, type SimResult } from './harness';
 import type { SimReadMode } from './simConfig';
 
-/** About 30 s on a 2-core machine shared with other jobs (measured at 20–27 ms per seed). */
+/**
+ * About 100 s of one core on the 2-core machine (2026-12-02, load average 2: 97–106 ms and 23 virtual s per seed;
+ * at d87407b, a day earlier, 40 ms and 14 virtual s: the scenarios have grown longer, and each virtual second
+ * costs about 1.5 times what it did).
+ */
 export const DEFAULT_SEEDS = 1_000;
 const TRACE_LINES = 200;
 
