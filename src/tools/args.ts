@@ -1,5 +1,6 @@
 /** The tools' command lines, parsed into what each tool was asked to do (pure: no file, no clock). */
 import { usageError } from './exitCodes';
+import type { ResetOptions } from './reset';
 
 export type ResetTarget =
   | { kind: 'TRIM_HORIZON' }
@@ -11,15 +12,7 @@ export type ResetTarget =
 export type ToolCommand =
   | { tool: 'help' }
   | { tool: 'status'; config: string; stream?: string; json: boolean; watchSeconds: number | undefined }
-  | {
-      tool: 'reset';
-      config: string;
-      stream?: string;
-      to: ResetTarget;
-      shards: string[] | undefined;
-      force: boolean;
-      yes: boolean;
-    }
+  | ({ tool: 'reset' } & ResetOptions)
   | { tool: 'deregister-consumer'; config: string; stream?: string; yes: boolean };
 
 export const DEFAULT_WATCH_SECONDS = 5;
