@@ -94,13 +94,11 @@ export class StreamSet {
 
   /** Kinesis calls and checkpoint writes of all streams. */
   get io(): IoCounters {
-    const total: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
-    for (const { coordinator } of this.streams) {
-      total.getRecords += coordinator.io.getRecords;
-      total.listShards += coordinator.io.listShards;
-      total.checkpointWrites += coordinator.io.checkpointWrites;
-    }
-    return total;
+    return {
+      getRecords: this.sum((c) => c.io.getRecords),
+      listShards: this.sum((c) => c.io.listShards),
+      checkpointWrites: this.sum((c) => c.io.checkpointWrites),
+    };
   }
 
   private sum(of: (coordinator: Coordinator) => number): number {
