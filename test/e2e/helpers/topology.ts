@@ -31,6 +31,8 @@ export interface Received {
   id: string;
   /** The spout component the tuple came from (the example's `moreSpouts` adds components besides `kinesis`). */
   component: string;
+  /** The Storm stream it came on. */
+  stream: string;
   values: Record<string, unknown>;
   dataClass: string | null;
   task: number;

@@ -68,13 +68,18 @@ public final class KinesisTopology {
         return builder.createTopology();
     }
 
-    /** The recorder takes a spout's records (and dead letters, when it has them) from component {@code id}. */
+    /**
+     * The recorder takes a spout's records from component {@code id}, on each of its output streams (one per
+     * Kinesis stream's {@code outputStream} when it reads several), and its dead letters when it has them.
+     */
     private static void subscribe(BoltDeclarer recorder, String id, KinesisShellSpout spout, List<String> fields, boolean byKey) {
-        if (byKey && fields.contains("partitionKey")) {
-            // One recorder task per key, so the file shows each key's tuples in the order they were emitted.
-            recorder.fieldsGrouping(id, spout.outputStream(), new Fields("partitionKey"));
-        } else {
-            recorder.shuffleGrouping(id, spout.outputStream());
+        for (String stream : spout.outputStreams()) {
+            if (byKey && fields.contains("partitionKey")) {
+                // One recorder task per key, so the file shows each key's tuples in the order they were emitted.
+                recorder.fieldsGrouping(id, stream, new Fields("partitionKey"));
+            } else {
+                recorder.shuffleGrouping(id, stream);
+            }
         }
         if (spout.deadLetterStream() != null) {
             // Dead letters are recorded too (unanchored, so nothing to ack downstream).

@@ -48,6 +48,8 @@ public class RecordingBolt extends BaseRichBolt {
         event.put("id", id);
         // The spout component it came from, when the topology has several (moreSpouts).
         event.put("component", tuple.getSourceComponent());
+        // The Storm stream it came on (a spout reading several Kinesis streams may emit each on its own).
+        event.put("stream", tuple.getSourceStreamId());
         event.put("values", values);
         // The Java type the tuple arrived with: parsed JSON must still be a Map after Kryo.
         event.put("dataClass", data == null ? null : data.getClass().getName());
@@ -61,12 +63,17 @@ public class RecordingBolt extends BaseRichBolt {
         collector.ack(tuple);
     }
 
-    /** The spout's message id, {@code <shardId>:<sequenceNumber>}, when both fields are in the tuple. */
+    /**
+     * The record's id, {@code <shardId>:<sequenceNumber>}, when both fields are in the tuple; with a
+     * {@code streamName} field too, {@code <streamName>/<shardId>:<sequenceNumber>} (shard ids repeat across
+     * the streams of one spout).
+     */
     static String messageId(Tuple tuple) {
         if (!tuple.contains("shardId") || !tuple.contains("sequenceNumber")) {
             return "";
         }
-        return tuple.getStringByField("shardId") + ":" + tuple.getStringByField("sequenceNumber");
+        String id = tuple.getStringByField("shardId") + ":" + tuple.getStringByField("sequenceNumber");
+        return tuple.contains("streamName") ? tuple.getStringByField("streamName") + "/" + id : id;
     }
 
     @Override
