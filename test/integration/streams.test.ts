@@ -61,6 +61,16 @@ function startTask(conf: Record<string, unknown>, taskId: number, tasks: number[
   });
 }
 
+/** A spout configuration reading `entries` (the `streams` key) as application `app`, with FIELDS. */
+function streamsConf(app: string, entries: { streamName: string; outputStream?: string }[]) {
+  return {
+    ...spoutConf(suite.services, entries[0].streamName, app),
+    streamName: undefined,
+    outputFields: FIELDS,
+    streams: entries,
+  };
+}
+
 /** Pumps each driver (acking every emit) until `done`, in the background. */
 function pumpUntil(drivers: StormDriver[], done: () => boolean): Promise<boolean[]> {
   return Promise.all(drivers.map((d) => d.pump(done, { timeoutMs: 60_000 })));
@@ -69,16 +79,11 @@ function pumpUntil(drivers: StormDriver[], done: () => boolean): Promise<boolean
 test('three streams, two tasks, a split and a merge while records flow, a task killed: every record delivered, ids unique and routed', async () => {
   const streams = await newStreams([2, 2, 1]);
   const app = uniqueName('app');
-  const conf = {
-    ...spoutConf(suite.services, streams[0], app),
-    streamName: undefined,
-    outputFields: FIELDS,
-    streams: [
-      { streamName: streams[0] },
-      { streamName: streams[1], outputStream: 'second' },
-      { streamName: streams[2] },
-    ],
-  };
+  const conf = streamsConf(app, [
+    { streamName: streams[0] },
+    { streamName: streams[1], outputStream: 'second' },
+    { streamName: streams[2] },
+  ]);
   const tasks = [await startTask(conf, 1, [1, 2]), await startTask(conf, 2, [1, 2])];
   const producer = produce(streams);
   let stopped = false;
@@ -134,12 +139,11 @@ test('three streams, two tasks, a split and a merge while records flow, a task k
 test('a missing stream, and one deleted while running, are reported; the stream beside them goes on', async () => {
   const [present, doomed] = await newStreams([1, 1]);
   const missing = uniqueName('missing');
-  const conf = {
-    ...spoutConf(suite.services, present, uniqueName('app')),
-    streamName: undefined,
-    outputFields: FIELDS,
-    streams: [{ streamName: present }, { streamName: missing }, { streamName: doomed }],
-  };
+  const conf = streamsConf(uniqueName('app'), [
+    { streamName: present },
+    { streamName: missing },
+    { streamName: doomed },
+  ]);
   const [task] = [await startTask(conf, 1, [1])];
   const first = await putRecords(suite.services.client, present, [{ partitionKey: 'k', data: 'before' }]);
   await putRecords(suite.services.client, doomed, [{ partitionKey: 'k', data: 'doomed' }]);
@@ -158,12 +162,10 @@ test('a missing stream, and one deleted while running, are reported; the stream 
 test("status shows every stream, reset needs --stream and moves only that stream's checkpoints", async () => {
   const streams = await newStreams([1, 1]);
   const app = uniqueName('app');
-  const conf = {
-    ...spoutConf(suite.services, streams[0], app),
-    streamName: undefined,
-    outputFields: FIELDS,
-    streams: streams.map((streamName) => ({ streamName })),
-  };
+  const conf = streamsConf(
+    app,
+    streams.map((streamName) => ({ streamName })),
+  );
   const task = await startTask(conf, 1, [1]);
   for (const stream of streams) await putRecords(suite.services.client, stream, [{ partitionKey: 'k', data: stream }]);
   expect(await task.pump(() => task.emits.length >= 2, { timeoutMs: 20_000 })).toBe(true);
@@ -210,12 +212,10 @@ test("status shows every stream, reset needs --stream and moves only that stream
 test('fair share over streams: three one-shard streams on two tasks are held two and one, not three and none', async () => {
   const streams = await newStreams([1, 1, 1]);
   const app = uniqueName('app');
-  const conf = {
-    ...spoutConf(suite.services, streams[0], app),
-    streamName: undefined,
-    outputFields: FIELDS,
-    streams: streams.map((streamName) => ({ streamName })),
-  };
+  const conf = streamsConf(
+    app,
+    streams.map((streamName) => ({ streamName })),
+  );
   const tasks = await Promise.all([startTask(conf, 1, [1, 2]), startTask(conf, 2, [1, 2])]);
   const holders = async () =>
     Promise.all(
