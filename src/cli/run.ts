@@ -259,7 +259,6 @@ function answer(acks: readonly unknown[], command: SpoutCommand | undefined, bad
     return;
   }
   if (bad !== undefined) report(describeError(bad));
-  if (acks.length > 0) stdio.busy();
   for (const id of acks) {
     try {
       spout!.ack(id);
@@ -272,6 +271,10 @@ function answer(acks: readonly unknown[], command: SpoutCommand | undefined, bad
   } catch (err) {
     report(describeError(err));
   }
+  // Tuples flow (one emitted, acked or failed): time for the blocking reads and their watchdog thread, which
+  // a process whose shards are idle never pays for.
+  if (acks.length > 0 || command?.command === 'ack' || command?.command === 'fail' || spout!.counters.emitted > 0)
+    stdio.busy();
   if (metricsDue) sendMetrics();
   out.sync();
 }
@@ -305,15 +308,11 @@ function handle(command: SpoutCommand): void {
   switch (command.command) {
     case 'next':
       spout!.next(out);
-      // Tuples flow: time for the blocking reads and their watchdog thread (not for idle shards).
-      if (spout!.counters.emitted > 0) stdio.busy();
       break;
     case 'ack':
-      stdio.busy();
       spout!.ack(command.id);
       break;
     case 'fail':
-      stdio.busy();
       spout!.fail(command.id, out);
       break;
     case 'activate':
