@@ -226,23 +226,12 @@ export function validateConfig(raw: Record<string, unknown>, storm: StormDefault
     );
   checkConsumer(valid);
   checkDelivery(valid, raw);
-  if (valid.streams) checkStreams(valid);
+  checkStreams(valid);
   if (valid.retry.maxBackoffMs < valid.retry.initialBackoffMs) {
     throw badConfig(
       `${CONF_KEY}.retry.maxBackoffMs`,
       valid.retry.maxBackoffMs,
       `must be >= retry.initialBackoffMs (${valid.retry.initialBackoffMs})`,
-    );
-  }
-  if (
-    !valid.streams &&
-    valid.retry.onExhausted === 'deadLetter' &&
-    valid.retry.deadLetterStream === valid.outputStream
-  ) {
-    throw badConfig(
-      `${CONF_KEY}.retry.deadLetterStream`,
-      valid.retry.deadLetterStream,
-      `must differ from outputStream: dead letters carry two more fields than the tuples`,
     );
   }
   return valid;
@@ -298,11 +287,21 @@ export function streamConfigs(config: SpoutConfig): SpoutConfig[] {
   });
 }
 
-/** What `streams` must hold beyond the schema: distinct state paths, and each entry's own checks. */
+/**
+ * Each stream's output stream apart from the dead letters'; with `streams`, what they must hold beyond the
+ * schema: distinct state paths, and each entry's own checks.
+ */
 function checkStreams(valid: SpoutConfig): void {
   const seen = new Map<string, number>();
   streamConfigs(valid).forEach((own, i) => {
-    const entry = valid.streams![i];
+    if (valid.retry.onExhausted === 'deadLetter' && valid.retry.deadLetterStream === own.outputStream)
+      throw badConfig(
+        `${CONF_KEY}.retry.deadLetterStream`,
+        valid.retry.deadLetterStream,
+        `must differ from ${valid.streams ? `the outputStream of streams[${i}] (${streamNameOf(own)})` : 'outputStream'}: dead letters carry two more fields than the tuples`,
+      );
+    const entry = valid.streams?.[i];
+    if (!entry) return;
     const at = `streams[${i}]`;
     const name = streamNameOf(own);
     const first = seen.get(name);
@@ -323,12 +322,6 @@ function checkStreams(valid: SpoutConfig): void {
         );
       checkConsumerOf(own, entry.consumerArn, `${at}.consumerArn`);
     }
-    if (valid.retry.onExhausted === 'deadLetter' && valid.retry.deadLetterStream === own.outputStream)
-      throw badConfig(
-        `${CONF_KEY}.retry.deadLetterStream`,
-        valid.retry.deadLetterStream,
-        `must differ from the outputStream of ${at} (${name}): dead letters carry two more fields than the tuples`,
-      );
   });
 }
 
