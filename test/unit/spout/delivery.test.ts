@@ -1,6 +1,6 @@
 /** Delivery modes on one shard and in the spout's answers: when a record may be emitted, with which id, what a fail does. */
 import { validateConfig } from '../../../src/config/config';
-import type { Scheduler } from '../../../src/core/scheduler';
+import { frozenScheduler } from './fakes/frozenScheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
 import { LateOutcomes } from '../../../src/spout/lateOutcomes';
 import { SpoutMetrics } from '../../../src/spout/metrics';
@@ -8,14 +8,7 @@ import { OwnedShard } from '../../../src/spout/ownedShard';
 import { covers, deliveryOf } from '../../../src/spout/shard/delivery';
 import { KinesisSpout } from '../../../src/spout/spout';
 
-const scheduler: Scheduler = {
-  now: () => 1_000,
-  wallNow: () => 1_000,
-  after: () => () => undefined,
-  every: () => () => undefined,
-  sleep: () => Promise.resolve(),
-  random: () => 0.5,
-};
+const scheduler = frozenScheduler;
 
 const records = (...sequenceNumbers: string[]): KinesisRecord[] =>
   sequenceNumbers.map((sequenceNumber) => ({

@@ -1,20 +1,13 @@
 /** The spout over several streams: one shard id in two streams, ids that tell them apart, acks routed, trust per stream. */
 import { streamConfigs, validateConfig } from '../../../src/config/config';
-import type { Scheduler } from '../../../src/core/scheduler';
+import { frozenScheduler } from './fakes/frozenScheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
 import { LateOutcomes } from '../../../src/spout/lateOutcomes';
 import { mergeReports, SpoutMetrics } from '../../../src/spout/metrics';
 import { OwnedShard } from '../../../src/spout/ownedShard';
 import { KinesisSpout, type ShardSource } from '../../../src/spout/spout';
 
-const scheduler: Scheduler = {
-  now: () => 1_000,
-  wallNow: () => 1_000,
-  after: () => () => undefined,
-  every: () => () => undefined,
-  sleep: () => Promise.resolve(),
-  random: () => 0.5,
-};
+const scheduler = frozenScheduler;
 
 function source(sequenceNumbers: string[]): ShardSource & { trusted: number; shard: OwnedShard } {
   const shard = new OwnedShard('shardId-000000000000', 0);
