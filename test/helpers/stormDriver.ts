@@ -281,17 +281,16 @@ export class StormDriver {
     clearTimeout(timer);
   }
 
+  /** The counters of each of the process's `stats:` log lines, oldest first. */
+  stats(): Record<string, number>[] {
+    return this.logs.filter((l) => l.msg.startsWith('stats: ')).map((l) => statsCounters(l.msg));
+  }
+
   /** The counters of the process's last `stats:` log line. */
   lastStats(): Record<string, number> | undefined {
-    const line = [...this.logs].reverse().find((l) => l.msg.startsWith('stats: '));
-    if (!line) return undefined;
-    return Object.fromEntries(
-      line.msg
-        .slice(7)
-        .split(' ')
-        .map((kv) => kv.split('='))
-        .map(([k, v]) => [k, Number(v)]),
-    );
+    for (let i = this.logs.length - 1; i >= 0; i--)
+      if (this.logs[i].msg.startsWith('stats: ')) return statsCounters(this.logs[i].msg);
+    return undefined;
   }
 
   logText(): string {
@@ -300,4 +299,15 @@ export class StormDriver {
       (this.stderr.length ? `\nstderr: ${this.stderr.join('')}` : '')
     );
   }
+}
+
+/** `stats: a=1 b=2` as `{ a: 1, b: 2 }`. */
+function statsCounters(line: string): Record<string, number> {
+  return Object.fromEntries(
+    line
+      .slice(7)
+      .split(' ')
+      .map((kv) => kv.split('='))
+      .map(([k, v]) => [k, Number(v)]),
+  );
 }

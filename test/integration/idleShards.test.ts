@@ -26,17 +26,9 @@ async function retainedWhenIdle(driver: StormDriver, shards: number): Promise<Re
   let seen = 0;
   const samples: number[] = [];
   const done = () => {
-    const lines = driver.logs.filter((l) => l.msg.startsWith('stats: '));
-    for (const line of lines.slice(seen)) {
-      const stats = Object.fromEntries(
-        line.msg
-          .slice(7)
-          .split(' ')
-          .map((kv) => kv.split('='))
-          .map(([k, v]) => [k, Number(v)]),
-      );
+    const lines = driver.stats();
+    for (const stats of lines.slice(seen))
       if (stats.shards === shards) samples.push((stats.heapDataMiB + stats.externalMiB) * 2 ** 20);
-    }
     seen = lines.length;
     // The first lines after the last take still see its garbage-free but unsettled state.
     return samples.length >= 6;

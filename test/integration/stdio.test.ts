@@ -23,8 +23,8 @@ function records(n: number, prefix: string): { partitionKey: string; data: strin
 
 /** The counters of a stats line printed after this call. */
 async function freshStats(driver: StormDriver): Promise<Record<string, number>> {
-  const seen = driver.logs.length;
-  await waitFor('a stats line', () => driver.logs.slice(seen).some((l) => l.msg.startsWith('stats: ')));
+  const seen = driver.stats().length;
+  await waitFor('a stats line', () => driver.stats().length > seen);
   return driver.lastStats()!;
 }
 
@@ -69,9 +69,9 @@ test('on pipes, commands are answered directly; when Storm goes quiet the event 
 
   // No command for longer than the session timeout: only the event loop can keep the session, the
   // timers (stats, checkpoints) and the readers going.
-  const statsBefore = driver.logs.filter((l) => l.msg.startsWith('stats: ')).length;
+  const statsBefore = driver.stats().length;
   await sleep(sessionTimeoutMs * 1.5);
-  expect(driver.logs.filter((l) => l.msg.startsWith('stats: ')).length - statsBefore).toBeGreaterThanOrEqual(10);
+  expect(driver.stats().length - statsBefore).toBeGreaterThanOrEqual(10);
   expect(driver.lastStats()!.watchdogWakes).toBeGreaterThan(acked.watchdogWakes);
   const last = more[more.length - 1];
   expect(
