@@ -8,6 +8,7 @@ import type { SpoutCommand } from '../multilang/protocol';
 import { COMPACT_WIRE, FrameCutter, WIRE_CONF_KEY } from '../multilang/compact';
 import { parseCompactCommand, type SpoutOutput } from '../multilang/compactProtocol';
 import { FrameDecoder } from '../multilang/frames';
+import { NulUnescaper } from '../multilang/nulEscape';
 
 /** The format to answer in: COMPACT_WIRE when the handshake offers it, else undefined (JSON). Never throws. */
 export function offeredWire(handshakeBody: string): string | undefined {
@@ -49,14 +50,15 @@ export interface CompactHandlers {
   broken(err: unknown): void;
 }
 
-/** What reads Storm's bytes in the compact format: returns whether part of a frame is held. */
-export function compactInput(handlers: CompactHandlers): (chunk: Buffer) => boolean {
-  const cutter = new FrameCutter(true);
+/** What reads Storm's bytes in the compact format, in any pieces, wake-up NULs anywhere among them. */
+export function compactInput(handlers: CompactHandlers): (chunk: Buffer) => void {
+  const unescaper = new NulUnescaper();
+  const cutter = new FrameCutter();
   let broken = false;
   return (chunk) => {
-    if (broken) return false;
+    if (broken) return;
     try {
-      cutter.push(chunk, (frame) => {
+      cutter.push(unescaper.push(chunk), (frame) => {
         let parsed: ReturnType<typeof parseCompactCommand>;
         try {
           parsed = parseCompactCommand(frame);
@@ -72,8 +74,6 @@ export function compactInput(handlers: CompactHandlers): (chunk: Buffer) => bool
     } catch (err) {
       broken = true;
       handlers.broken(err);
-      return false;
     }
-    return cutter.hasPartialFrame();
   };
 }

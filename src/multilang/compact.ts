@@ -1,15 +1,15 @@
 /**
- * The compact wire format ("compact-1"), spoken after the handshake when the Java side's
+ * The compact wire format ("compact-2"), spoken after the handshake when the Java side's
  * `CompactSerializer` offers it (docs/design.md, "The compact wire format"). Each frame is a tag byte
  * (printable ASCII, never 0), the body's length (u32, big-endian) and the body. Values are typed: a type
- * byte, then its payload. Storm's side writes each frame in one piece; NUL bytes between frames (the stdin
- * watchdog's wake-ups, see stdio.ts) are skipped.
+ * byte, then its payload. Storm's side escapes every NUL out of what it writes (nulEscape.ts), so the stdin
+ * watchdog's wake-up bytes (stdio.ts) are dropped wherever they land.
  */
 import { ErrorCode, SpoutError } from '../errors';
 
 /** What the handshake's conf carries to offer the format, and what the pid's reply names to accept it. */
 export const WIRE_CONF_KEY = 'kinesis.spout.wire';
-export const COMPACT_WIRE = 'compact-1';
+export const COMPACT_WIRE = 'compact-2';
 
 /** Frames Storm sends. Every one but `TaskIds` first carries acks (u32 count, then ids) deferred by Storm's side. */
 export const CommandTag = {
@@ -300,9 +300,6 @@ export class FrameCutter {
   private pending: Buffer | undefined;
   private broken: SpoutError | undefined;
 
-  /** NUL bytes between frames are skipped when `skipNul` (Storm's direction: the watchdog's wake-ups). */
-  constructor(private readonly skipNul: boolean) {}
-
   /** Frames completed by `chunk` (which may be reused by the caller after this returns: frames are copied out). */
   push(chunk: Buffer, onFrame: (frame: RawFrame) => void): void {
     if (this.broken) throw this.broken;
@@ -314,7 +311,6 @@ export class FrameCutter {
     let pos = 0;
     const copied = buf !== chunk;
     for (;;) {
-      if (this.skipNul) while (pos < buf.length && buf[pos] === 0) pos += 1;
       if (buf.length - pos < FRAME_HEADER_BYTES) break;
       const tag = buf[pos];
       const size = buf.readUInt32BE(pos + 1);
@@ -335,6 +331,6 @@ export class FrameCutter {
 
   /** True when bytes of an unfinished frame are held. */
   hasPartialFrame(): boolean {
-    return this.pending !== undefined && (!this.skipNul || this.pending.some((b) => b !== 0));
+    return this.pending !== undefined;
   }
 }

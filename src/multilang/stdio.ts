@@ -6,8 +6,10 @@
  * reads the commands with blocking reads of its own descriptor of the stdin pipe and answers with
  * blocking writes (Storm is reading then), giving the event loop a turn every `SLICE_MS` so the ZooKeeper
  * client, the shard readers and the timers run. When Storm goes quiet, a watchdog thread ends the blocked
- * read within 2 × `WATCHDOG_MS` by writing one NUL byte into the pipe (a byte no Storm frame can contain: JSON
- * escapes it, UTF-8 never uses it) and the process waits in the event loop again until Storm speaks.
+ * read within 2 × `WATCHDOG_MS` by writing one NUL byte into the pipe and the process waits in the event loop
+ * again until Storm speaks. The byte may land anywhere, even inside a frame Storm writes in pieces (the
+ * watchdog cannot check and write in one step): Storm never sends a NUL (JSON escapes it, UTF-8 never uses
+ * it, the compact format's Storm side escapes it, see nulEscape.ts), so every NUL read is dropped.
  * Anything but pipes (sockets, files, a terminal) is served by the event loop alone.
  *
  * The watchdog is a worker thread, a V8 isolate with a Node environment of its own: about 10 MiB resident
@@ -36,14 +38,10 @@ const SLICE_MS = 1;
 /** A blocking read that waited this long for Storm (up to twice this) gives the process back to the event loop. */
 const WATCHDOG_MS = 10;
 
-/**
- * Shared with the watchdog: [blocked in a read (0/1), reads started, direct mode on (0/1), part of a
- * compact frame held (0/1): its wake-up byte would land inside the frame, so it waits for the rest].
- */
+/** Shared with the watchdog: [blocked in a read (0/1), reads started, direct mode on (0/1)]. */
 const BLOCKED = 0;
 const STARTED = 1;
 const DIRECT = 2;
-const PARTIAL = 3;
 
 /**
  * The watchdog, run as a worker without an event loop. It sleeps while the direct mode is off; while it
@@ -58,7 +56,7 @@ for (;;) {
   const blocked = Atomics.load(state, ${BLOCKED});
   const started = Atomics.load(state, ${STARTED});
   Atomics.wait(state, ${DIRECT}, 1, periodMs);
-  if (blocked === 1 && Atomics.load(state, ${BLOCKED}) === 1 && Atomics.load(state, ${STARTED}) === started && Atomics.load(state, ${PARTIAL}) === 0) {
+  if (blocked === 1 && Atomics.load(state, ${BLOCKED}) === 1 && Atomics.load(state, ${STARTED}) === started) {
     try {
       const fd = fs.openSync(stdinPath, 'w');
       try { fs.writeSync(fd, Buffer.alloc(1)); } finally { fs.closeSync(fd); }
@@ -116,9 +114,8 @@ export class StormStdio {
   private scheduled = false;
   private stopped = false;
   private ended = false;
-  /** Set once the compact format is chosen: raw bytes from then on; it says whether part of a frame is held. */
-  private onBytes: ((chunk: Buffer) => boolean) | undefined;
-  private partial = false;
+  /** Set once the compact format is chosen: raw bytes from then on. */
+  private onBytes: ((chunk: Buffer) => void) | undefined;
 
   constructor(private readonly handlers: StdioHandlers) {}
 
@@ -145,7 +142,7 @@ export class StormStdio {
       for (const fd of [stdin, stdout]) if (fd !== undefined) closeSync(fd);
       return 'stdin and stdout are not both pipes';
     }
-    const state = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT));
+    const state = new Int32Array(new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT));
     this.direct = { stdin, stdout, state, buffer: Buffer.allocUnsafe(64 * 1024), watching: false };
     return undefined;
   }
@@ -203,11 +200,8 @@ export class StormStdio {
     process.stdout.write(text);
   }
 
-  /**
-   * From now on, what Storm sends goes to `onBytes` as bytes, NUL bytes included (the compact format skips
-   * them between frames); `onBytes` returns whether it holds part of a frame.
-   */
-  useBytes(onBytes: (chunk: Buffer) => boolean): void {
+  /** From now on, what Storm sends goes to `onBytes` as bytes, wake-up NULs included (it drops them). */
+  useBytes(onBytes: (chunk: Buffer) => void): void {
     this.onBytes = onBytes;
   }
 
@@ -254,8 +248,7 @@ export class StormStdio {
   /** Hands on what `chunk` completes; false when that is nothing. */
   private deliver(chunk: Buffer): boolean {
     if (this.onBytes) {
-      this.partial = this.onBytes(chunk);
-      if (this.direct) Atomics.store(this.direct.state, PARTIAL, this.partial ? 1 : 0);
+      this.onBytes(chunk);
       return chunk.length !== 1 || chunk[0] !== 0;
     }
     const text = this.text.push(chunk);
@@ -307,8 +300,7 @@ export class StormStdio {
       }
       if (read === 0) return this.end();
       this.counters.directReads += 1;
-      // With the compact format a NUL inside a frame is data: the watchdog wakes no read while part of one is held.
-      if (read === 1 && buffer[0] === 0 && !this.partial) {
+      if (read === 1 && buffer[0] === 0) {
         // The watchdog: Storm is quiet, wait for it in the event loop.
         this.counters.watchdogWakes += 1;
         break;

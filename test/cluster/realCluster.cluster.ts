@@ -16,6 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ZkSession } from '../../src/coordination/zk';
+import { COMPACT_WIRE } from '../../src/multilang/compact';
 import { startServices, uniqueName, type Services } from '../helpers/fixture';
 import { createStream, listAllShards, splitShard } from '../helpers/kinesisAdmin';
 import { freePort } from '../helpers/ports';
@@ -316,7 +317,9 @@ test(
     // Every process of the compact component said so at its handshake, no process of the JSON one did.
     const log = c.workerLog();
     const spokeCompact = new Map<number, string>();
-    for (const m of log.matchAll(/ShellLog pid:(\d+), name:(\S+) speaking the compact-1 wire format/g))
+    for (const m of log.matchAll(
+      new RegExp(`ShellLog pid:(\\d+), name:(\\S+) speaking the ${COMPACT_WIRE} wire format`, 'g'),
+    ))
       spokeCompact.set(Number(m[1]), m[2]);
     const processesOf = (component: string) =>
       [...spoutComponents(c).entries()].filter(([, name]) => name === component).map(([pid]) => pid);

@@ -1,11 +1,12 @@
 /**
  * The compact wire format in Storm's LocalCluster: the example topology with `useCompactSerializer()`
- * (3 spout tasks over 2 workers, each process speaking compact-1 with its ShellSpout), against real
+ * (3 spout tasks over 2 workers, each process speaking the compact format with its ShellSpout), against real
  * ZooKeeper and kinesis-local. Records, logs (with their levels), metrics, deactivate and activate
  * all go through it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { COMPACT_WIRE } from '../../src/multilang/compact';
 import { putRecords } from '../helpers/kinesisAdmin';
 import { uniqueName } from '../helpers/fixture';
 import { duplicates, expectFieldsAsPut, records, waitAllAcked, waitReceived, withInput } from './helpers/checks';
@@ -58,9 +59,11 @@ test('with the compact serializer: every record received once with its fields, l
       // Storm chose the serializer for the spout's tasks, and the processes answered in kind.
       expect(log).toContain('Storm multilang serializer: io.github.kinesisshellspout.CompactSerializer');
       expect(topology.spoutPids()).toHaveLength(3);
-      expect(log.match(/ShellLog pid:\d+, name:kinesis speaking the compact-1 wire format with Storm/g)).toHaveLength(
-        3,
+      const spoke = new RegExp(
+        `ShellLog pid:\\d+, name:kinesis speaking the ${COMPACT_WIRE} wire format with Storm`,
+        'g',
       );
+      expect(log.match(spoke)).toHaveLength(3);
       // Log lines through compact frames, at their level (the stats line is INFO, the Node note too).
       expect(log).toMatch(/INFO .*ShellSpout: ShellLog pid:\d+, name:kinesis kinesis-shell-spout task 0 \(of 0\.\.2\)/);
       await topology.waitFor('stats lines', () => /stats: .*acked=\d+/.test(topology.log()));

@@ -3,6 +3,7 @@
  * CompactSerializer writes them, and the process's frames decoded as it reads them.
  */
 import { BodyReader, CommandTag, FrameCutter, FrameWriter, hex, ReplyTag } from '../../src/multilang/compact';
+import { escapeNul } from '../../src/multilang/nulEscape';
 
 export type StormCommand =
   | { command: 'next' | 'activate' | 'deactivate' | 'acks'; acks?: unknown[] }
@@ -17,6 +18,7 @@ const TAGS = {
   deactivate: CommandTag.Deactivate,
 } as const;
 
+/** Commands as the Java side writes them: frames, their NUL bytes escaped. */
 export function encodeCommands(commands: StormCommand[]): Buffer {
   const w = new FrameWriter();
   for (const c of commands) {
@@ -34,7 +36,7 @@ export function encodeCommands(commands: StormCommand[]): Buffer {
     if (c.command === 'fail') w.value(c.id);
     w.end();
   }
-  return Buffer.from(w.take());
+  return escapeNul(w.take());
 }
 
 /** A frame from the process, as the Java side turns it into a ShellMsg. */
@@ -47,7 +49,7 @@ export type ProcessFrame =
 
 /** Reads the process's frames from a stream in any pieces. */
 export class ProcessFrames {
-  private readonly cutter = new FrameCutter(false);
+  private readonly cutter = new FrameCutter();
 
   push(chunk: Buffer): ProcessFrame[] {
     const out: ProcessFrame[] = [];

@@ -1,7 +1,7 @@
 /**
  * The built spout speaking the compact wire format over real OS pipes (as Storm's ProcessBuilder gives
  * them), read with its blocking direct reads and their watchdog: frames trickling in a byte at a time,
- * slower than the watchdog's period, still get exactly one sync per command. Nothing to read from: the
+ * slower than the watchdog's period, wake-up NULs among their bytes, still get exactly one sync per command. Nothing to read from: the
  * process runs with ZooKeeper and Kinesis unreachable, and answers Storm all the same.
  */
 import { spawn } from 'node:child_process';
@@ -77,11 +77,11 @@ test('one sync per command, however slowly the frames arrive; logs and errors as
       { command: 'fail', id: 'shardId-000000000000:4', acks: [] },
       { command: 'deactivate' },
     ]);
-    // Each frame a byte at a time, 25 ms apart: past the watchdog's 10-20 ms, with NULs inside (lengths).
+    // Each frame a byte at a time, 25 ms apart: past the watchdog's 10-20 ms, so its wake-ups land inside
+    // frames; and after every fifth byte a NUL of the test's own, as a wake-up written late would be.
     let sent = 0;
     for (const byte of commands.subarray(0, 40)) {
-      input.write(Buffer.from([byte]));
-      sent++;
+      input.write(Buffer.from(++sent % 5 === 0 ? [byte, 0] : [byte]));
       await sleep(25);
     }
     input.write(commands.subarray(sent));

@@ -3,6 +3,7 @@ import { compactInput, offeredWire, replayJsonFrames } from '../../../src/cli/co
 import { LogLevel } from '../../../src/core/log';
 import { COMPACT_WIRE, FrameCutter, FrameWriter, WIRE_CONF_KEY } from '../../../src/multilang/compact';
 import { CompactOutput, parseCompactCommand } from '../../../src/multilang/compactProtocol';
+import { escapeNul } from '../../../src/multilang/nulEscape';
 import type { SpoutCommand } from '../../../src/multilang/protocol';
 import { encodeCommands, type ProcessFrame, ProcessFrames, type StormCommand } from '../../helpers/compactStorm';
 
@@ -17,6 +18,19 @@ function feed(bytes: Buffer, cuts: number[], push: (chunk: Buffer) => void): voi
     chunk.fill(0xee);
     last = p;
   }
+}
+
+/** `bytes` with a wake-up NUL before each of `at` (positions wrapped to its length). */
+function withNuls(bytes: Buffer, at: number[]): Buffer {
+  const points = at.map((p) => p % (bytes.length + 1)).sort((a, b) => a - b);
+  const parts: Buffer[] = [];
+  let last = 0;
+  for (const p of points) {
+    parts.push(bytes.subarray(last, p), Buffer.alloc(1));
+    last = p;
+  }
+  parts.push(bytes.subarray(last));
+  return Buffer.concat(parts);
 }
 
 /** A process's output written through CompactOutput, with what it was asked to say. */
@@ -123,15 +137,14 @@ describe('compact format: Storm to the process', () => {
     fc.record({ command: fc.constant('taskIds' as const), ids: fc.array(fc.integer({ min: 1, max: 1 << 20 })) }),
   );
 
-  it('round-trips commands with their deferred acks, through NUL wake-up bytes between frames and any cut', () => {
+  it('round-trips commands with their deferred acks, through NUL wake-up bytes anywhere and any cut', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(command, fc.nat({ max: 3 })), { maxLength: 12 }),
+        fc.array(command, { maxLength: 12 }),
         fc.array(fc.nat(), { maxLength: 20 }),
-        (commands, cuts) => {
-          const bytes = Buffer.concat(
-            commands.map(([c, nuls]) => Buffer.concat([Buffer.alloc(nuls), encodeCommands([c])])),
-          );
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (commands, cuts, wakes) => {
+          const bytes = withNuls(encodeCommands(commands), wakes);
           const got: { acks: unknown[]; command: SpoutCommand | undefined }[] = [];
           const push = compactInput({
             command: (acks, c) => got.push({ acks, command: c }),
@@ -142,13 +155,8 @@ describe('compact format: Storm to the process', () => {
               throw err;
             },
           });
-          let partial = false;
-          feed(bytes, cuts, (chunk) => {
-            partial = push(chunk);
-          });
-          expect(partial).toBe(false);
+          feed(bytes, cuts, push);
           const want = commands
-            .map(([c]) => c)
             .filter((c) => c.command !== 'taskIds')
             .map((c) => ({
               acks: 'acks' in c ? (c.acks ?? []) : [],
@@ -184,8 +192,8 @@ describe('compact format: Storm to the process', () => {
     });
     push(
       Buffer.concat([
-        Buffer.from(bad.take()),
-        Buffer.from(leftover.take()),
+        escapeNul(bad.take()),
+        escapeNul(leftover.take()),
         encodeCommands([{ command: 'next', acks: ['s:1'] }]),
       ]),
     );
@@ -209,16 +217,33 @@ describe('compact format: Storm to the process', () => {
       'command next',
       'broken: compact frame: the stream cannot be read on (tag 0x7b, body length 576941933); bytes: 7b22636f6d6d616e64223a226e657874227d0a656e640a',
     ]);
-    expect(() => new FrameCutter(true).push(Buffer.from([0x4e, 0xff, 0, 0, 0]), () => undefined)).toThrow(
+    expect(() => new FrameCutter().push(Buffer.from([0x4e, 0xff, 0, 0, 0]), () => undefined)).toThrow(
       /cannot be read on/,
     );
+  });
+
+  it('stops at an escape byte followed by anything but 01 or 02', () => {
+    const events: string[] = [];
+    const push = compactInput({
+      command: (_acks, c) => events.push(`command ${c?.command}`),
+      badFrame: () => events.push('bad'),
+      broken: (err) => events.push(`broken: ${(err as Error).message}`),
+    });
+    const next = encodeCommands([{ command: 'next' }]);
+    push(Buffer.concat([next, next.subarray(0, 1), Buffer.from([1])]));
+    push(Buffer.from([0, 3]));
+    push(next);
+    expect(events).toEqual([
+      'command next',
+      'broken: compact stream: the escape byte 01 is followed by 03 (only 01 or 02 may follow it)',
+    ]);
   });
 
   it('rejects an unknown command tag', () => {
     const w = new FrameWriter();
     w.frame(0x51);
     expect(() => {
-      new FrameCutter(true).push(Buffer.from(w.take()), (f) => parseCompactCommand(f));
+      new FrameCutter().push(Buffer.from(w.take()), (f) => parseCompactCommand(f));
     }).toThrow('compact frame: unknown command tag 0x51');
   });
 });

@@ -13,8 +13,9 @@ import org.apache.storm.shade.net.minidev.json.parser.ParseException;
 
 /**
  * The frames of the compact wire format: a tag byte, the body's length (u32, big-endian), the body.
- * Commands to the process are built in a buffer kept between them and written in one {@code write}
- * (atomic on a pipe up to its PIPE_BUF, so the process's wake-up bytes never land inside one); the
+ * Commands to the process are built in a buffer kept between them and written in one {@code write},
+ * escaped: each byte 0 goes as 1 1, each byte 1 as 1 2, so the process can drop every NUL it reads (its
+ * stdin watchdog's wake-ups, which may land anywhere; see its src/multilang/nulEscape.ts). The
  * process's frames are parsed into Storm's {@link ShellMsg}. The tags and value types mirror the
  * process's src/multilang/compact.ts.
  */
@@ -44,6 +45,8 @@ final class CompactFrames {
 
     private byte[] buf = new byte[4096];
     private int pos;
+    /** The frame built last, escaped. */
+    private byte[] wire = new byte[8192];
 
     /** A command frame: the deferred acks, then the failed id when {@code withId}. */
     void command(int tag, List<Object> acks, Object id, boolean withId) {
@@ -71,14 +74,23 @@ final class CompactFrames {
         }
     }
 
+    /** Writes the frame built last, escaped, in one piece. */
     void writeTo(OutputStream out) throws IOException {
-        out.write(buf, 0, pos);
+        if (wire.length < 2 * pos) {
+            wire = new byte[2 * pos];
+        }
+        int n = 0;
+        for (int i = 0; i < pos; i++) {
+            byte b = buf[i];
+            if ((b & 0xfe) == 0) {
+                wire[n++] = 1;
+                wire[n++] = (byte) (b + 1);
+            } else {
+                wire[n++] = b;
+            }
+        }
+        out.write(wire, 0, n);
         out.flush();
-    }
-
-    /** The bytes of the frame built last (for tests). */
-    byte[] bytes() {
-        return Arrays.copyOf(buf, pos);
     }
 
     private void value(Object value) {

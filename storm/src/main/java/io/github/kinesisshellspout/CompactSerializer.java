@@ -25,7 +25,7 @@ import org.apache.storm.task.TopologyContext;
 import org.apache.storm.utils.Utils;
 
 /**
- * The compact wire format ({@code compact-1}, see the project's docs/design.md) between a
+ * The compact wire format ({@code compact-2}, see the project's docs/design.md) between a
  * {@link KinesisShellSpout} task and its process: length-prefixed binary frames with typed values,
  * and the acks Storm sends one at a time carried, while the spout is active, ahead of its next command
  * (up to {@link #MAX_DEFERRED_ACKS}, or {@link #MAX_DEFER_MS}): each deferred ack is answered here at
@@ -41,7 +41,7 @@ public class CompactSerializer implements ISerializer {
     private static final long serialVersionUID = 1L;
 
     public static final String WIRE_CONF_KEY = "kinesis.spout.wire";
-    public static final String COMPACT_WIRE = "compact-1";
+    public static final String COMPACT_WIRE = "compact-2";
     static final int MAX_DEFERRED_ACKS = 64;
     static final long MAX_DEFER_MS = 100;
     static final int MAX_BODY_BYTES = 64 * 1024 * 1024;

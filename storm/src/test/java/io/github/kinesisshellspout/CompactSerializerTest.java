@@ -29,6 +29,29 @@ class CompactSerializerTest {
         return ByteBuffer.allocate(5 + body.length).put((byte) tag).putInt(body.length).put(body).array();
     }
 
+    /** A command as the serializer writes it: the frame, each byte 0 as 1 1 and each byte 1 as 1 2. */
+    private static byte[] command(int tag, byte[] body) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte b : frame(tag, body)) {
+            if (b == 0 || b == 1) {
+                out.write(1);
+                out.write(b + 1);
+            } else {
+                out.write(b);
+            }
+        }
+        return out.toByteArray();
+    }
+
+    /** What the process reads from escaped bytes. */
+    private static byte[] unescape(byte[] escaped) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (int i = 0; i < escaped.length; i++) {
+            out.write(escaped[i] == 1 ? escaped[++i] - 1 : escaped[i]);
+        }
+        return out.toByteArray();
+    }
+
     private static final class Body {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
 
@@ -73,7 +96,7 @@ class CompactSerializerTest {
         return msg;
     }
 
-    private static final byte[] COMPACT_PID = "{\"pid\":42,\"wire\":\"compact-1\"}\nend\n".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] COMPACT_PID = "{\"pid\":42,\"wire\":\"compact-2\"}\nend\n".getBytes(StandardCharsets.UTF_8);
 
     @Test
     void offersTheFormatAndReadsEveryReplyAsStormsJsonSerializerWould() throws Exception {
@@ -97,7 +120,7 @@ class CompactSerializerTest {
         assertTrue(handshake.endsWith("\nend\n"));
         JSONObject sent = (JSONObject) JSONValue.parse(handshake.substring(0, handshake.length() - 5));
         assertEquals("/tmp/pids", sent.get("pidDir"));
-        assertEquals(List.of("compact-1"), ((Map<?, ?>) sent.get("conf")).get(CompactSerializer.WIRE_CONF_KEY));
+        assertEquals(List.of("compact-2"), ((Map<?, ?>) sent.get("conf")).get(CompactSerializer.WIRE_CONF_KEY));
 
         ShellMsg e = s.readShellMsg();
         assertEquals("emit", e.getCommand());
@@ -142,7 +165,7 @@ class CompactSerializerTest {
         toProcess.reset();
 
         s.writeSpoutMsg(spoutMsg("activate", ""));
-        assertArrayEquals(frame('V', new Body().u32(0).bytes()), toProcess.toByteArray());
+        assertArrayEquals(command('V', new Body().u32(0).bytes()), toProcess.toByteArray());
         assertEquals("sync", s.readShellMsg().getCommand());
         toProcess.reset();
 
@@ -153,7 +176,7 @@ class CompactSerializerTest {
         assertEquals(0, toProcess.size(), "deferred acks are not written");
 
         s.writeSpoutMsg(spoutMsg("fail", "a:3"));
-        assertArrayEquals(frame('F', new Body().u32(2).value('s', "a:1").value('s', "a:2").value('s', "a:3").bytes()),
+        assertArrayEquals(command('F', new Body().u32(2).value('s', "a:1").value('s', "a:2").value('s', "a:3").bytes()),
             toProcess.toByteArray());
         assertEquals("sync", s.readShellMsg().getCommand());
         toProcess.reset();
@@ -164,7 +187,7 @@ class CompactSerializerTest {
         }
         assertEquals(0, toProcess.size());
         s.writeSpoutMsg(spoutMsg("ack", -1));
-        byte[] batch = toProcess.toByteArray();
+        byte[] batch = unescape(toProcess.toByteArray());
         assertEquals('K', batch[0]);
         assertEquals(CompactSerializer.MAX_DEFERRED_ACKS, ByteBuffer.wrap(batch, 5, 4).getInt());
         assertEquals("sync", s.readShellMsg().getCommand(), "the full batch's sync comes from the process");
@@ -174,9 +197,27 @@ class CompactSerializerTest {
         assertEquals("sync", s.readShellMsg().getCommand());
         toProcess.reset();
         s.writeSpoutMsg(spoutMsg("ack", "b:1"));
-        assertArrayEquals(frame('K', new Body().u32(1).value('s', "b:1").bytes()), toProcess.toByteArray(),
+        assertArrayEquals(command('K', new Body().u32(1).value('s', "b:1").bytes()), toProcess.toByteArray(),
             "deactivated, an ack goes at once: no next would carry it");
         assertEquals("sync", s.readShellMsg().getCommand());
+    }
+
+    @Test
+    void writesNoNulByteToTheProcess() throws Exception {
+        ByteArrayOutputStream toProcess = new ByteArrayOutputStream();
+        CompactSerializer s = new CompactSerializer();
+        s.initialize(toProcess, new ByteArrayInputStream(concat(COMPACT_PID, frame('S', new byte[0]))));
+        s.handshake(SPOUT_CONF, "/tmp", Map.of());
+        toProcess.reset();
+        // An id whose bytes and length hold 0s, 1s and 2s, and a byte array of them.
+        String id = "a\u0000\u0001\u0002b";
+        s.writeSpoutMsg(spoutMsg("fail", id));
+        byte[] written = toProcess.toByteArray();
+        for (byte b : written) {
+            assertTrue(b != 0, "a NUL byte reached the process");
+        }
+        assertArrayEquals(frame('F', new Body().u32(0).value('s', id).bytes()), unescape(written));
+        assertArrayEquals(command('F', new Body().u32(0).value('s', id).bytes()), written);
     }
 
     @Test
