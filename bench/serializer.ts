@@ -29,9 +29,9 @@ interface Run {
 
 function classpath(): string {
   const module = join(ROOT, 'storm');
-  execFileSync('mvn', ['-B', '-q', '-o', 'compile'], { cwd: module, stdio: 'inherit' });
+  execFileSync('mvn', ['-B', '-q', 'compile'], { cwd: module, stdio: 'inherit' });
   const file = join(module, 'target', 'bench-classpath.txt');
-  execFileSync('mvn', ['-B', '-q', '-o', 'dependency:build-classpath', `-Dmdep.outputFile=${file}`], {
+  execFileSync('mvn', ['-B', '-q', 'dependency:build-classpath', `-Dmdep.outputFile=${file}`], {
     cwd: module,
     stdio: 'inherit',
   });
