@@ -2,9 +2,8 @@
  * Storm's direction of the compact format carries no NUL byte, so a NUL read from Storm is always the
  * stdin watchdog's wake-up (stdio.ts) and is dropped wherever it lands, even inside a frame that Storm
  * wrote in pieces. Storm's side (CompactFrames.java) writes each byte 0 of its frames as 1 1, each byte 1
- * as 1 2, and every other byte as itself. The watchdog may check that a read is blocked and write its NUL
- * a moment later, by which time Storm has begun a frame: escaping makes that harmless. Nothing would make
- * it impossible.
+ * as 1 2, and every other byte as itself. (The watchdog checks that a read is blocked and writes its NUL a
+ * moment later: without the escaping, a frame Storm began in between would take that NUL as data.)
  */
 import { ErrorCode, SpoutError } from '../errors';
 import { hex } from './compact';
