@@ -127,6 +127,16 @@ describe('compact format: the process to Storm', () => {
 });
 
 describe('compact format: Storm to the process', () => {
+  /** compactInput with what it reports written down as lines. */
+  const recordedInput = () => {
+    const events: string[] = [];
+    const push = compactInput({
+      command: (acks, c) => events.push(`command ${c?.command}${acks.length > 0 ? ` ${acks.join(',')}` : ''}`),
+      badFrame: (err) => events.push(`bad: ${(err as Error).message}`),
+      broken: (err) => events.push(`broken: ${(err as Error).message}`),
+    });
+    return { events, push };
+  };
   const ackId = fc.oneof(fc.string(), fc.integer());
   const command: fc.Arbitrary<StormCommand> = fc.oneof(
     fc.record({
@@ -184,12 +194,7 @@ describe('compact format: Storm to the process', () => {
     leftover.u32(0);
     leftover.u8(1);
     leftover.end();
-    const events: string[] = [];
-    const push = compactInput({
-      command: (acks, c) => events.push(`command ${c?.command} ${acks.join(',')}`),
-      badFrame: (err) => events.push(`bad: ${(err as Error).message}`),
-      broken: (err) => events.push(`broken: ${(err as Error).message}`),
-    });
+    const { events, push } = recordedInput();
     push(
       Buffer.concat([
         escapeNul(bad.take()),
@@ -205,12 +210,7 @@ describe('compact format: Storm to the process', () => {
   });
 
   it('stops, saying why, when the stream cannot be cut into frames any more', () => {
-    const events: string[] = [];
-    const push = compactInput({
-      command: (_acks, c) => events.push(`command ${c?.command}`),
-      badFrame: () => events.push('bad'),
-      broken: (err) => events.push(`broken: ${(err as Error).message}`),
-    });
+    const { events, push } = recordedInput();
     push(Buffer.concat([encodeCommands([{ command: 'next' }]), Buffer.from('{"command":"next"}\nend\n')]));
     push(encodeCommands([{ command: 'next' }]));
     expect(events).toEqual([
@@ -223,12 +223,7 @@ describe('compact format: Storm to the process', () => {
   });
 
   it('stops at an escape byte followed by anything but 01 or 02', () => {
-    const events: string[] = [];
-    const push = compactInput({
-      command: (_acks, c) => events.push(`command ${c?.command}`),
-      badFrame: () => events.push('bad'),
-      broken: (err) => events.push(`broken: ${(err as Error).message}`),
-    });
+    const { events, push } = recordedInput();
     const next = encodeCommands([{ command: 'next' }]);
     push(Buffer.concat([next, next.subarray(0, 1), Buffer.from([1])]));
     push(Buffer.from([0, 3]));
