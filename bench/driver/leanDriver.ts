@@ -87,7 +87,6 @@ function run(spec: DriverSpec): DriverResult {
   };
   send(`${JSON.stringify({ pidDir, conf: { 'topology.name': 'bench', ...spec.conf }, context })}\nend\n`);
   readReply(undefined, 'pid');
-  rmSync(pidDir, { recursive: true, force: true });
 
   const ids: string[] = [];
   let acked = 0;
@@ -152,6 +151,8 @@ function run(spec: DriverSpec): DriverResult {
   closeSync(input);
   closeSync(output);
   child.kill('SIGTERM');
+  // Not before: the process sends its pid, then writes the pid file (an rm in between fails with ENOTEMPTY).
+  rmSync(pidDir, { recursive: true, force: true });
   const phases = splitPhases(windows);
   return {
     responderPid: pid,
