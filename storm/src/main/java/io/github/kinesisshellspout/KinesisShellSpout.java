@@ -90,22 +90,35 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
      * @throws IllegalArgumentException naming the key, if one of those is malformed
      */
     public KinesisShellSpout(Map<String, Object> spoutConf) {
-        this(spoutConf, "node", true);
+        this(spoutConf, "node", List.of(), true);
     }
 
-    KinesisShellSpout(Map<String, Object> spoutConf, String node, boolean registerJsonTypes) {
-        super(command(node));
+    KinesisShellSpout(Map<String, Object> spoutConf, String node, List<String> nodeOptions, boolean registerJsonTypes) {
+        super(command(node, nodeOptions));
         this.spoutConf = copy(Objects.requireNonNull(spoutConf, "the kinesis.spout map"));
         schema().validate(this.spoutConf);
         this.streams = SpoutStreams.from(this.spoutConf);
         this.registerJsonTypes = registerJsonTypes && "json".equals(spoutConf.get("dataFormat"));
     }
 
-    /** What Storm runs, in the topology jar's {@code resources/} folder: node, its options, the script. */
-    static String[] command(String node) {
+    /**
+     * What Storm runs, in the topology jar's {@code resources/} folder: node, its options ({@link #NODE_OPTIONS},
+     * then {@code extra}), the script.
+     *
+     * @throws IllegalArgumentException if an option of {@code extra} does not start with {@code -} (node
+     *                                  would take it for the script)
+     */
+    static String[] command(String node, List<String> extra) {
+        for (String option : extra) {
+            if (option == null || !option.startsWith("-")) {
+                throw new IllegalArgumentException("node options: " + (option == null ? "null" : "\"" + option + "\"")
+                    + " is not an option (each starts with -, e.g. --optimize-for-size)");
+            }
+        }
         List<String> command = new ArrayList<>();
         command.add(node);
         command.addAll(NODE_OPTIONS);
+        command.addAll(extra);
         command.add(SCRIPT);
         return command.toArray(new String[0]);
     }

@@ -46,12 +46,25 @@ class KinesisShellSpoutTest {
     @Test
     void startsNodeWithItsOptionsBeforeTheScript() throws ReflectiveOperationException {
         assertEquals(List.of("/opt/node/bin/node", "--max-semi-space-size=2", "kinesis-spout.cjs"),
-            List.of(KinesisShellSpout.command("/opt/node/bin/node")));
+            List.of(KinesisShellSpout.command("/opt/node/bin/node", List.of())));
         // What Storm's ShellSpout will run: its command, as the builder leaves it.
         java.lang.reflect.Field field = org.apache.storm.spout.ShellSpout.class.getDeclaredField("command");
         field.setAccessible(true);
         String[] command = (String[]) field.get(KinesisShellSpout.builder().setAll(conf()).node("node20").build());
         assertEquals(List.of("node20", "--max-semi-space-size=2", "kinesis-spout.cjs"), List.of(command));
+        command = (String[]) field.get(KinesisShellSpout.builder().setAll(conf()).nodeOptions("--optimize-for-size").build());
+        assertEquals(List.of("node", "--max-semi-space-size=2", "--optimize-for-size", "kinesis-spout.cjs"),
+            List.of(command));
+    }
+
+    @Test
+    void refusesANodeOptionThatNodeWouldTakeForTheScript() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> KinesisShellSpout.builder().setAll(conf()).nodeOptions("--optimize-for-size", "other.js").build());
+        assertEquals("node options: \"other.js\" is not an option (each starts with -, e.g. --optimize-for-size)",
+            e.getMessage());
+        assertThrows(IllegalArgumentException.class,
+            () -> KinesisShellSpout.builder().setAll(conf()).nodeOptions((String) null).build());
     }
 
     @Test
