@@ -16,7 +16,7 @@
  * BENCH_SECONDS, at most 3 rounds. BENCH_DECODE_SPOUT_ONLY=1 skips the stages.
  * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
  * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).
- * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,
+ * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,spoutPaced,
  * BENCH_STORM_PENDING=100,1000,5000, BENCH_STORM_ROUNDS, BENCH_STORM_SECONDS, BENCH_REGIMES,
  * BENCH_STORM_SERIALIZER (a `topology.multilang.serializer` class for the shell spouts but spoutCompact, which has
  * CompactSerializer; JSON otherwise).

@@ -4,7 +4,9 @@
  * bolt task in one worker, at several `topology.max.spout.pending`, for four spouts emitting the same
  * tuples: `native` (a Java spout: Storm's own limit), `stormjs` (storm.js in a ShellSpout), `spout` (this
  * spout's process with its synthetic source, 1 shard), `spoutCompact` (the same with the compact
- * serializer), `spoutKinesis` (KinesisShellSpout against kinesis-local, a pre-filled stream). Per run:
+ * serializer), `spoutKinesis` (KinesisShellSpout against kinesis-local, a pre-filled stream), `spoutPaced`
+ * (right after each spoutKinesis run: the synthetic source on as many shards, paced at the rate that run
+ * reached, so the two differ only in reading Kinesis, not in the rate's fixed costs). Per run:
  * tuples acked by the bolt over the measured window, CPU of the JVM and of the Node process from /proc, the
  * mean complete latency of every tuple tree acked in the window, timed in the spout (emit to ack; Storm's
  * own gauge is the mean of its last three sampled trees, see bench/storm/runs.ts). Spouts alternate within
@@ -24,7 +26,7 @@ import { cpuMicros, sleep, summarize, type Summary } from './lib';
 import { bundle, fetchStormJs, Regime, startBusyLoops } from './protocol';
 import { completeLatencyMs, countAcked, spoutRunSpec } from './storm/runs';
 
-export const STORM_SPOUTS = ['native', 'stormjs', 'spout', 'spoutCompact', 'spoutKinesis'] as const;
+export const STORM_SPOUTS = ['native', 'stormjs', 'spout', 'spoutCompact', 'spoutKinesis', 'spoutPaced'] as const;
 export type StormSpout = (typeof STORM_SPOUTS)[number];
 
 export interface StormOptions {
@@ -62,6 +64,8 @@ export interface StormFigures {
   regime: Regime;
   maxSpoutPending: number;
   spouts: Partial<Record<StormSpout, StormSpoutFigures>>;
+  /** Each spoutKinesis run's CPU per tuple over that of the spoutPaced run right after it: what reading Kinesis costs. */
+  kinesisOverPaced?: { nodeCpuPerTuple: Summary; jvmCpuPerTuple: Summary };
 }
 
 export interface StormSection {
@@ -100,6 +104,10 @@ export async function stormBench(
   const stormJs = options.spouts.includes('stormjs') ? fetchStormJs(root) : undefined;
   if (options.spouts.includes('stormjs') && !stormJs) log('storm: storm.js could not be fetched: measuring without it');
   const spouts = options.spouts.filter((s) => (s !== 'stormjs' || stormJs) && (s !== 'spoutKinesis' || kinesis));
+  // Paced at a spoutKinesis run's rate, right after it: not a spout of the rotation.
+  const paced = spouts.includes('spoutPaced') && spouts.includes('spoutKinesis');
+  if (spouts.includes('spoutPaced') && !paced) log('storm: spoutPaced needs spoutKinesis: measuring without it');
+  const rotated = spouts.filter((s) => s !== 'spoutPaced');
   const synthetic = await bundle(root, 'bench/syntheticSpout.ts', 'synthetic-spout.js');
   const stream = `bench-storm-${process.pid}`;
   if (kinesis && spouts.includes('spoutKinesis')) {
@@ -125,6 +133,8 @@ export async function stormBench(
   const dir = mkdtempSync(join(tmpdir(), 'bench-storm-'));
   const topology = new LocalTopology(build, MAIN, { topologyName: 'bench' } as ExampleConfig, dir);
   const runs = new Map<string, StormRun[]>();
+  /** Per regime/pending: each spoutKinesis run with the spoutPaced run right after it. */
+  const pairs = new Map<string, [StormRun, StormRun][]>();
   let jvmIdleCpuPercent = NaN;
   try {
     await topology.waitFor('LocalCluster started', () => topology.log().includes('control: started'), 180_000);
@@ -138,9 +148,17 @@ export async function stormBench(
       try {
         for (const pending of options.pendings) {
           for (let round = 0; round < options.rounds; round += 1) {
-            const order = spouts.map((_, i) => spouts[(i + round) % spouts.length]);
+            const order = rotated.flatMap((_, i) => {
+              const spout = rotated[(i + round) % rotated.length];
+              return spout === 'spoutKinesis' && paced ? [spout, 'spoutPaced' as const] : [spout];
+            });
+            let kinesisRun: StormRun | undefined;
             for (const spout of order) {
               const name = `bench-${spout}-${regime}-${pending}-${round}-${process.pid}`;
+              if (spout === 'spoutPaced' && kinesisRun === undefined) {
+                log(`storm: ${name} left out: its spoutKinesis run gave no rate`);
+                continue;
+              }
               const spec = spoutRunSpec(spout, {
                 name,
                 dir,
@@ -151,12 +169,19 @@ export async function stormBench(
                 synthetic,
                 zk,
                 kinesis: kinesis && { ...kinesis.server, stream, records: options.kinesisRecords },
+                ...(kinesisRun === undefined
+                  ? {}
+                  : { paced: { shards: options.kinesisShards, recordsPerSecond: kinesisRun.tuplesPerSecond } }),
               });
               const run = await measure(topology, spec, options);
               const key = `${regime}/${pending}/${spout}`;
               // A pre-filled stream read during the warm-up leaves a window of nothing: not a figure.
-              if (run.tuples >= MIN_TUPLES) runs.set(key, [...(runs.get(key) ?? []), run]);
+              const counted = run.tuples >= MIN_TUPLES;
+              if (counted) runs.set(key, [...(runs.get(key) ?? []), run]);
               else log(`storm: ${name} left out: ${run.tuples} tuples in its window (fewer than ${MIN_TUPLES})`);
+              if (spout === 'spoutKinesis') kinesisRun = counted ? run : undefined;
+              if (spout === 'spoutPaced' && counted && kinesisRun)
+                pairs.set(`${regime}/${pending}`, [...(pairs.get(`${regime}/${pending}`) ?? []), [kinesisRun, run]]);
               log(
                 `storm ${regime} pending ${pending} round ${round + 1} ${spout}: ${Math.round(run.tuplesPerSecond)} tuples/s, ` +
                   `JVM ${run.jvmCpuMicrosPerTuple.toFixed(1)} us/tuple, Node ${run.nodeCpuMicrosPerTuple?.toFixed(1) ?? '-'} us/tuple, ` +
@@ -189,6 +214,14 @@ export async function stormBench(
           ),
         };
       }
+      const paired = pairs.get(`${regime}/${pending}`) ?? [];
+      if (paired.length)
+        entry.kinesisOverPaced = {
+          nodeCpuPerTuple: summarize(
+            paired.map(([k, p]) => (k.nodeCpuMicrosPerTuple ?? NaN) / (p.nodeCpuMicrosPerTuple ?? NaN)),
+          ),
+          jvmCpuPerTuple: summarize(paired.map(([k, p]) => k.jvmCpuMicrosPerTuple / p.jvmCpuMicrosPerTuple)),
+        };
       figures.push(entry);
     }
   return {

@@ -22,11 +22,16 @@ export type SyntheticWire = 'objects' | 'sdk' | 'fast';
 /**
  * `recordsPerCall` above the call's `Limit` lets one shard outrun the reader's pacing (5 calls/s, as
  * Kinesis allows): the protocol benchmark must measure the spout, not a shard's read limit.
+ * `recordsPerSecond` paces each shard instead: a call returns only what "arrived" since the client was
+ * made, at that rate, and the shard still says it is behind, so the reader keeps its backlog pace. That
+ * is how the Storm section reads the synthetic source at the rate kinesis-local gave, to tell the cost of
+ * reading Kinesis from the cost of the rate.
  */
 export function syntheticKinesis(options: {
   shards: number;
   payloadBytes: number;
   recordsPerCall?: number;
+  recordsPerSecond?: number;
   wire?: SyntheticWire;
 }): KinesisClient {
   const data = new Uint8Array(Buffer.from('x'.repeat(options.payloadBytes)));
@@ -37,6 +42,13 @@ export function syntheticKinesis(options: {
   const arrival = new Date();
   const keys = Array.from({ length: 64 }, (_, i) => `key-${i}`);
   const reader = options.wire && options.wire !== 'objects' ? jsonReader(options.wire) : undefined;
+  const created = performance.now();
+  /** Records a shard holds after `after`: all the call may take, or what arrived at the paced rate. */
+  const available = (after: number, limit: number) => {
+    if (options.recordsPerSecond === undefined) return limit;
+    const arrived = Math.floor(((performance.now() - created) / 1000) * options.recordsPerSecond);
+    return Math.max(0, Math.min(limit, arrived - after));
+  };
   // The JSON answer's parts that do not change: made once, so that making an answer costs little.
   const base64 = Buffer.from(data).toString('base64');
   const arrivalSeconds = arrival.getTime() / 1000;
@@ -77,7 +89,7 @@ export function syntheticKinesis(options: {
       }
       case command instanceof GetRecordsCommand: {
         const [shardId, after] = (input.ShardIterator as string).split('|');
-        const limit = options.recordsPerCall ?? Number(input.Limit ?? 10_000);
+        const limit = available(Number(after), options.recordsPerCall ?? Number(input.Limit ?? 10_000));
         if (reader) return reader.send(command as GetRecordsCommand, answerJson(shardId, Number(after), limit));
         let seq = Number(after);
         const Records = [];

@@ -9,11 +9,14 @@ const NAMES: Record<StormSpout, string> = {
   spout: '**kinesis-shell-spout**, synthetic source (1 shard)',
   spoutCompact: '**kinesis-shell-spout**, synthetic source (1 shard), compact serializer',
   spoutKinesis: '**kinesis-shell-spout** against kinesis-local',
+  spoutPaced: '**kinesis-shell-spout**, synthetic source paced at the kinesis-local run’s rate',
 };
 /** The lean driver's responder measuring the same process, where there is one. */
 const LEAN: Partial<Record<StormSpout, Responder>> = { stormjs: 'stormjs', spout: 'spout' };
 const n0 = (s: Summary | undefined) => (s && !Number.isNaN(s.median) ? String(Math.round(s.median)) : '—');
 const n1 = (s: Summary | undefined) => (s && !Number.isNaN(s.median) ? s.median.toFixed(1) : '—');
+const ratio = (s: Summary) =>
+  `${s.median.toFixed(2)}×${s.min !== s.max ? ` (${s.min.toFixed(2)}–${s.max.toFixed(2)}, n=${s.n})` : ''}`;
 const spread = (s: Summary) => (s.min !== s.max ? ` (${Math.round(s.min)}–${Math.round(s.max)})` : '');
 /** The target rates of the sizing table, in MB/s. */
 const SIZING_MBPS = [1, 5, 10, 50, 100];
@@ -48,6 +51,17 @@ export function stormSection(s: StormSection, protocol: ProtocolFigures[] | unde
         );
       }
     }
+    const reading = s.figures.filter((x) => x.regime === regime && x.kinesisOverPaced);
+    if (reading.length)
+      out.push(
+        '',
+        `What reading Kinesis costs: CPU per tuple against kinesis-local over the paced synthetic source's, each kinesis-local run with the paced run right after it (target: Node ≤ 1.3×): ${reading
+          .map(
+            (f) =>
+              `pending ${f.maxSpoutPending}: Node ${ratio(f.kinesisOverPaced!.nodeCpuPerTuple)}, JVM ${ratio(f.kinesisOverPaced!.jvmCpuPerTuple)}`,
+          )
+          .join('; ')}.`,
+      );
   }
   out.push(...sizing(s));
   return out;
@@ -74,7 +88,8 @@ export function perTaskTuplesPerSecond(
 
 function sizing(s: StormSection): string[] {
   const best = perTaskTuplesPerSecond(s);
-  const names = STORM_SPOUTS.filter((n) => best[n]);
+  // The paced source's rate is the kinesis-local run's, not a capacity.
+  const names = STORM_SPOUTS.filter((n) => best[n] && n !== 'spoutPaced');
   if (!names.length) return [];
   const mbps = (n: StormSpout) => (best[n]!.tuples * s.payloadBytes) / 1e6;
   return [

@@ -28,6 +28,8 @@ export interface RunContext {
   synthetic: string;
   zk: ZooKeeperServer;
   kinesis?: { endpoint: string; region: string; stream: string; records: number };
+  /** spoutPaced: the synthetic source on this many shards, read at this many records/s in all. */
+  paced?: { shards: number; recordsPerSecond: number };
 }
 
 export function spoutRunSpec(spout: StormSpout, c: RunContext) {
@@ -59,6 +61,20 @@ export function spoutRunSpec(spout: StormSpout, c: RunContext) {
         componentConf: benchConf(c.zk, undefined, 'synthetic', c.name, ONE_TASK_SETTINGS),
       };
       break;
+    case 'spoutPaced': {
+      if (!c.paced) throw new Error('spoutPaced needs the rate of a spoutKinesis run');
+      json = {
+        spout: 'shell',
+        command: ['node', c.synthetic],
+        env: {
+          ...env,
+          SYNTHETIC_SHARDS: String(c.paced.shards),
+          SYNTHETIC_RECORDS_PER_SECOND: String(c.paced.recordsPerSecond / c.paced.shards),
+        },
+        componentConf: benchConf(c.zk, undefined, 'synthetic', c.name, ONE_TASK_SETTINGS),
+      };
+      break;
+    }
     case 'spoutKinesis': {
       if (!c.kinesis) throw new Error('spoutKinesis needs kinesis-local');
       const conf = benchConf(c.zk, c.kinesis, c.kinesis.stream, c.name, ONE_TASK_SETTINGS)['kinesis.spout'];

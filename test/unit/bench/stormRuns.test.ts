@@ -1,4 +1,9 @@
-/** The storm section's counts: the window's complete latency from the spouts' own timing, not Storm's gauge. */
+/**
+ * The storm section's counts (the window's complete latency from the spouts' own timing, not Storm's gauge),
+ * its run specs, and the paced synthetic source.
+ */
+import { GetRecordsCommand } from '@aws-sdk/client-kinesis';
+import { syntheticKinesis } from '../../../bench/syntheticKinesis';
 import { COMPACT_SERIALIZER, completeLatencyMs, type Counts, spoutRunSpec } from '../../../bench/storm/runs';
 import type { ZooKeeperServer } from '../../helpers/zookeeperServer';
 
@@ -31,4 +36,40 @@ test('spoutCompact is this spout with the compact serializer; spout keeps the on
   expect(spoutRunSpec('native', { ...context, serializer: 'x.Y' }).json.storm).toEqual({
     'topology.max.spout.pending': 5000,
   });
+});
+
+test('spoutPaced: the synthetic source on the kinesis-local run’s shards, each at its share of that run’s rate', () => {
+  const zk = { connectString: '127.0.0.1:1', port: 1 } as unknown as ZooKeeperServer;
+  const context = { name: 'r', dir: '/tmp', pending: 100, payloadBytes: 100, synthetic: 's.js', zk };
+  expect(() => spoutRunSpec('spoutPaced', context)).toThrow('spoutPaced needs the rate of a spoutKinesis run');
+  const json = spoutRunSpec('spoutPaced', { ...context, paced: { shards: 4, recordsPerSecond: 4_000 } }).json;
+  expect(json).toMatchObject({
+    spout: 'shell',
+    command: ['node', 's.js'],
+    env: { SYNTHETIC_SHARDS: '4', SYNTHETIC_RECORDS_PER_SECOND: '1000' },
+  });
+});
+
+test('a paced synthetic shard returns what arrived at its rate, never more, and still says it is behind', async () => {
+  const client = syntheticKinesis({ shards: 1, payloadBytes: 10, recordsPerSecond: 1_000 });
+  const started = performance.now();
+  const read = async (after: number) =>
+    (await client.send(
+      new GetRecordsCommand({ ShardIterator: `shardId-000000000000|${after}`, Limit: 10_000 }),
+    )) as unknown as { Records: unknown[]; NextShardIterator: string; MillisBehindLatest: number };
+  await new Promise((r) => setTimeout(r, 300));
+  const first = await read(0);
+  const elapsed = performance.now() - started;
+  expect(first.Records.length).toBeGreaterThan(0);
+  expect(first.Records.length).toBeLessThanOrEqual(Math.floor(elapsed));
+  expect(first.MillisBehindLatest).toBeGreaterThan(0);
+  // Read again at once from where it ended: only what arrived since, nothing from a second backlog.
+  const again = await read(first.Records.length);
+  expect(again.Records.length).toBeLessThanOrEqual(Math.ceil(performance.now() - started) - first.Records.length);
+  // Unpaced, a call takes all it may.
+  const unpaced = syntheticKinesis({ shards: 1, payloadBytes: 10 });
+  const all = (await unpaced.send(
+    new GetRecordsCommand({ ShardIterator: 'shardId-000000000000|0', Limit: 500 }),
+  )) as unknown as { Records: unknown[] };
+  expect(all.Records).toHaveLength(500);
 });
