@@ -107,7 +107,28 @@ export function planLeases(input: {
   if (mine.length > target) {
     return { candidates: [], want: 0, release: byPreference(mine).slice(target) };
   }
-  return { candidates: byPreference(free), want: target - mine.length, release: [] };
+  const want = target - mine.length;
+  return { candidates: want > 0 ? byRendezvous(free, members, me) : [], want, release: [] };
+}
+
+/**
+ * Free shards in the order `me` should try them: first those `me` scores highest of all members (each
+ * shard has one such member, so tasks that start together try different shards and their creates do not
+ * collide), then those where it comes second, and so on; among equals, by its own score.
+ */
+function byRendezvous(free: readonly string[], members: readonly string[], me: string): string[] {
+  const others = members.filter((m) => m !== me);
+  const ranked = free.map((shardId) => {
+    const mine = preferenceScore(me, shardId);
+    let rank = 0;
+    for (const other of others) {
+      const score = preferenceScore(other, shardId);
+      if (score > mine || (score === mine && other < me)) rank += 1;
+    }
+    return { shardId, rank, mine };
+  });
+  ranked.sort((a, b) => a.rank - b.rank || b.mine - a.mine);
+  return ranked.map((r) => r.shardId);
 }
 
 /**

@@ -230,26 +230,34 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
 
   /**
    * Takes up to `want` of the candidates, best first, TAKES_AT_ONCE at a time: each a lease create, then the
-   * shard's start (its checkpoint read). A refused create (another task was first) moves on to the next one.
+   * shard's start (its checkpoint read). A refused create (another task was first) moves on to the next one;
+   * after TAKES_AT_ONCE refusals the list is taken for stale (other tasks are taking shards too) and the
+   * round ends, with another one after it on what the watches brought: walking a stale list of hundreds of
+   * shards, one refused create after another, kept the last shards of a deploy unread for seconds.
    */
   private async take(session: Sess, candidates: readonly string[], want: number): Promise<void> {
     const { held } = this.deps;
     const { store } = session;
     let next = 0;
     let owed = want;
+    let refused = 0;
     const worker = async () => {
-      while (owed > 0 && next < candidates.length) {
+      while (owed > 0 && next < candidates.length && refused < TAKES_AT_ONCE) {
         if (this.deps.session() !== session || !this.deps.mayRead()) return;
         const shardId = candidates[next++]!;
         if (held.byId.has(shardId) || held.backingOff(shardId)) continue;
         owed -= 1;
         if (await store.acquireLease(shardId)) await held.start(session, shardId);
-        else owed += 1;
+        else {
+          owed += 1;
+          refused += 1;
+        }
       }
     };
     const outcomes = await Promise.allSettled(Array.from({ length: Math.min(TAKES_AT_ONCE, want) }, worker));
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failure) throw failure.reason;
+    if (owed > 0 && refused >= TAKES_AT_ONCE) this.again = true;
   }
 
   private ifHeld(shardId: string, act: (shard: S) => void): void {

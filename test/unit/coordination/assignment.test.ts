@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import {
   NOT_JOINED_PREFIX,
   planLeases,
+  preferenceScore,
   readableShards,
   shareTargets,
   type ShardNode,
@@ -124,6 +125,27 @@ describe('planLeases', () => {
     const { leases } = settle(shards, ['a', 'b']);
     const { moves } = settle(shards, ['a', 'b', 'c'], leases);
     expect(moves).toBe(4);
+  });
+
+  it('each free shard is tried first by one member only: the one that scores it highest (no create races)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 60 }), (m, extra) => {
+        const members = Array.from({ length: m }, (_, i) => `task${i}-${i * 7}`);
+        const shards = Array.from({ length: m + extra }, (_, i) => `shardId-${String(i).padStart(12, '0')}`);
+        // The member of highest score, ties to the first name.
+        const winner = (shardId: string) =>
+          [...members].sort((a, b) => preferenceScore(b, shardId) - preferenceScore(a, shardId) || (a < b ? -1 : 1))[0];
+        const tried = new Set<string>();
+        for (const me of members) {
+          const first = new Set(shards.filter((s) => winner(s) === me));
+          const plan = planLeases({ readable: shards, leases: new Map(), members, me });
+          expect(new Set(plan.candidates.slice(0, first.size))).toEqual(first);
+          expect(plan.candidates).toHaveLength(shards.length);
+          for (const s of first) tried.add(s);
+        }
+        expect(tried.size).toBe(shards.length);
+      }),
+    );
   });
 
   it('a member never releases below its share', () => {

@@ -1,6 +1,7 @@
 /** The assignment round through injected collaborators: shares, start grace, hand-over, reconcile, loops, listings. */
 import { testConfig } from './fakes/testConfig';
 import { AssignmentRound, type RoundSession, TAKES_AT_ONCE } from '../../../src/spout/assignmentRound';
+import { planLeases } from '../../../src/coordination/assignment';
 import { Reporter } from '../../../src/core/log';
 import { ShardListing } from '../../../src/spout/shardListing';
 import { ManualClock } from './fakes/manualClock';
@@ -170,6 +171,32 @@ describe('AssignmentRound', () => {
     expect(held.started).toHaveLength(20);
     expect(most).toBeGreaterThan(1);
     expect(most).toBeLessThanOrEqual(TAKES_AT_ONCE);
+  });
+
+  it('ends a round whose creates keep being refused (a stale view) and takes its share in the next one', async () => {
+    const { state, held, runRound } = setup({ shards: 40 });
+    state.setOtherMembers(OTHER);
+    // Another task takes, as this round starts, the 20 shards this one would try first.
+    const mine = planLeases({
+      readable: Array.from({ length: 40 }, (_, i) => `s-${i}`),
+      leases: new Map(),
+      members: [ME, OTHER],
+      me: ME,
+    });
+    const acquire = state.acquireLease.bind(state);
+    let refused = 0;
+    state.acquireLease = async (shardId) => {
+      if (state.leases.size === 0) for (const s of mine.candidates.slice(0, 20)) state.leases.set(s, OTHER);
+      const taken = await acquire(shardId);
+      if (!taken) refused += 1;
+      return taken;
+    };
+    await runRound();
+    expect(held.started).toHaveLength(20);
+    expect(state.rounds).toBe(2);
+    // Walking the stale list to its end: 20 refused creates. With it cut short: TAKES_AT_ONCE, plus at most
+    // one more for each of the other takes in flight when the last of those came back.
+    expect(refused).toBeLessThan(2 * TAKES_AT_ONCE);
   });
 
   it('tries a failed round again soon, without a watch or the periodic round, waiting longer each time', async () => {
