@@ -26,7 +26,7 @@ import { bundle, drive, Regime, startBusyLoops } from './protocol';
 import type { DriverResult } from './driver/spec';
 import type { SyntheticWire } from './syntheticKinesis';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions } from './lib';
+import { benchConf, benchNodeOptions, benchSpoutEnv } from './lib';
 
 export const DECODE_STAGES = [
   /** The SDK's client.send(GetRecordsCommand), HTTP answered from memory. */
@@ -349,7 +349,7 @@ export async function spoutWireBench(
             const result = await drive(driver, {
               script: spout,
               nodeOptions: benchNodeOptions(),
-              env: { PAYLOAD_BYTES: String(payload), SYNTHETIC_SHARDS: '4', SYNTHETIC_WIRE: wire },
+              env: { ...benchSpoutEnv(), PAYLOAD_BYTES: String(payload), SYNTHETIC_SHARDS: '4', SYNTHETIC_WIRE: wire },
               conf,
               startTimeoutMs: 30_000,
               warmupSeconds: options.warmupSeconds,

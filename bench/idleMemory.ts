@@ -5,8 +5,7 @@
  * are measured after a full GC: what is retained). BENCH_IDLE_SHARDS=1,8,64 and BENCH_IDLE_SECONDS choose the runs,
  * BENCH_IDLE_CONF (JSON) overrides spout configuration keys. The RSS is split into file pages (the node binary's
  * code and data that the process touched, shared with the other node processes of the host) and anonymous memory.
- * The spout processes inherit this process's environment: run it with MALLOC_ARENA_MAX=2 as KinesisShellSpout
- * starts them.
+ * The spout processes start as KinesisShellSpout starts them (bench/lib.ts: benchNodeOptions, benchSpoutEnv).
  * Run alone: `npx tsx bench/idleMemory.ts` (after `npm run build`).
  */
 import { readFileSync } from 'node:fs';
@@ -15,7 +14,7 @@ import { createStream } from '../test/helpers/kinesisAdmin';
 import type { KinesisServer } from '../test/helpers/kinesisServer';
 import { StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions, sleep } from './lib';
+import { benchConf, benchNodeOptions, benchSpoutEnv, sleep } from './lib';
 
 export interface IdleMemoryRun {
   shards: number;
@@ -88,6 +87,7 @@ export async function idleMemoryBench(
         ...(process.env.BENCH_HEAPSNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2'] : []),
         ...benchNodeOptions(),
       ],
+      env: benchSpoutEnv(),
       keepHistory: false,
     });
     let stopped = false;

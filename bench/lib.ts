@@ -42,9 +42,17 @@ export function peakRssMiB(pid: number): number {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Node options every spout process of a benchmark starts with (BENCH_NODE_OPTIONS, space-separated; e.g. V8 heap bounds). */
+/**
+ * Node options every spout process of a benchmark starts with: KinesisShellSpout's own (its Java side starts
+ * node with `--max-semi-space-size=2`), unless BENCH_NODE_OPTIONS says otherwise (space-separated, "" for none).
+ */
 export function benchNodeOptions(): string[] {
-  return (process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+  return (process.env.BENCH_NODE_OPTIONS ?? '--max-semi-space-size=2').split(' ').filter(Boolean);
+}
+
+/** The environment KinesisShellSpout adds for a spout process: MALLOC_ARENA_MAX=2, unless the environment has it. */
+export function benchSpoutEnv(): Record<string, string> {
+  return { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
 }
 
 /** The spout's `kinesis.spout` conf for a benchmark: defaults except what names the servers. */

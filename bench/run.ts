@@ -6,8 +6,8 @@
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
  * twoApps: two applications on one stream, polling without and with budgets and fan-out (bench/twoApps.ts);
  * BENCH_ROUNDS, BENCH_REGIMES and BENCH_PUT_RATE (records/s put to its one shard, default 50) apply.
- * BENCH_NODE_OPTIONS (e.g. "--max-semi-space-size=2") is given to every spout process of the protocol, scale and
- * idleMemory sections.
+ * Every spout process starts as KinesisShellSpout starts it: `--max-semi-space-size=2` and MALLOC_ARENA_MAX=2
+ * (bench/lib.ts); BENCH_NODE_OPTIONS replaces the options ("" for none), MALLOC_ARENA_MAX in the environment wins.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  * decode: CPU per record of reading GetRecords answers, the SDK's deserializer and the fast path against the
  * rest of the path to the emit frame (bench/decode.ts): BENCH_DECODE_SIZES=100,1024,10240 (bytes a record),

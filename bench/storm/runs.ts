@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { LocalTopology } from '../../test/e2e/helpers/topology';
 import type { ZooKeeperServer } from '../../test/helpers/zookeeperServer';
-import { benchConf } from '../lib';
+import { benchConf, benchNodeOptions, benchSpoutEnv } from '../lib';
 import type { StormSpout } from '../storm';
 
 const BATCH = 100;
@@ -40,6 +40,9 @@ export function spoutRunSpec(spout: StormSpout, c: RunContext) {
     ...(serializer ? { 'topology.multilang.serializer': serializer } : {}),
   };
   const env = { PAYLOAD_BYTES: String(c.payloadBytes), CEILING_BATCH: String(BATCH) };
+  // This spout's synthetic runs start node as KinesisShellSpout does (spoutKinesis is KinesisShellSpout itself).
+  const spoutCommand = ['node', ...benchNodeOptions(), c.synthetic];
+  const spoutEnv = { ...env, ...benchSpoutEnv() };
   let json: Record<string, unknown>;
   switch (spout) {
     case 'native':
@@ -56,8 +59,8 @@ export function spoutRunSpec(spout: StormSpout, c: RunContext) {
     case 'spoutCompact':
       json = {
         spout: 'shell',
-        command: ['node', c.synthetic],
-        env: { ...env, SYNTHETIC_SHARDS: '1', SYNTHETIC_RECORDS_PER_CALL: String(SYNTHETIC_RECORDS_PER_CALL) },
+        command: spoutCommand,
+        env: { ...spoutEnv, SYNTHETIC_SHARDS: '1', SYNTHETIC_RECORDS_PER_CALL: String(SYNTHETIC_RECORDS_PER_CALL) },
         componentConf: benchConf(c.zk, undefined, 'synthetic', c.name, ONE_TASK_SETTINGS),
       };
       break;
@@ -65,9 +68,9 @@ export function spoutRunSpec(spout: StormSpout, c: RunContext) {
       if (!c.paced) throw new Error('spoutPaced needs the rate of a spoutKinesis run');
       json = {
         spout: 'shell',
-        command: ['node', c.synthetic],
+        command: spoutCommand,
         env: {
-          ...env,
+          ...spoutEnv,
           SYNTHETIC_SHARDS: String(c.paced.shards),
           SYNTHETIC_RECORDS_PER_SECOND: String(c.paced.recordsPerSecond / c.paced.shards),
         },
