@@ -45,9 +45,30 @@ test('spoutPaced: the synthetic source on the kinesis-local run’s shards, each
   const json = spoutRunSpec('spoutPaced', { ...context, paced: { shards: 4, recordsPerSecond: 4_000 } }).json;
   expect(json).toMatchObject({
     spout: 'shell',
-    command: ['node', 's.js'],
     env: { SYNTHETIC_SHARDS: '4', SYNTHETIC_RECORDS_PER_SECOND: '1000' },
   });
+});
+
+test('the synthetic runs start node as KinesisShellSpout does (spoutKinesis is KinesisShellSpout): same options, same environment', () => {
+  const zk = { connectString: '127.0.0.1:1', port: 1 } as unknown as ZooKeeperServer;
+  const context = { name: 'r', dir: '/tmp', pending: 100, payloadBytes: 100, synthetic: 's.js', zk };
+  const saved = { options: process.env.BENCH_NODE_OPTIONS, arenas: process.env.MALLOC_ARENA_MAX };
+  delete process.env.BENCH_NODE_OPTIONS;
+  delete process.env.MALLOC_ARENA_MAX;
+  try {
+    const paced = { shards: 4, recordsPerSecond: 4_000 };
+    for (const spout of ['spout', 'spoutCompact', 'spoutPaced'] as const) {
+      const json = spoutRunSpec(spout, { ...context, paced }).json as unknown as {
+        command: string[];
+        env: Record<string, string>;
+      };
+      expect(json.command).toEqual(['node', '--max-semi-space-size=2', 's.js']);
+      expect(json.env.MALLOC_ARENA_MAX).toBe('2');
+    }
+  } finally {
+    if (saved.options !== undefined) process.env.BENCH_NODE_OPTIONS = saved.options;
+    if (saved.arenas !== undefined) process.env.MALLOC_ARENA_MAX = saved.arenas;
+  }
 });
 
 test('a paced synthetic shard returns what arrived at its rate, never more, and still says it is behind', async () => {
