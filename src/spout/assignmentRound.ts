@@ -232,8 +232,9 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
    * Takes up to `want` of the candidates, best first, TAKES_AT_ONCE at a time: each a lease create, then the
    * shard's start (its checkpoint read). A refused create (another task was first) moves on to the next one;
    * after TAKES_AT_ONCE refusals the list is taken for stale (other tasks are taking shards too) and the
-   * round ends, with another one after it on what the watches brought: walking a stale list of hundreds of
-   * shards, one refused create after another, kept the last shards of a deploy unread for seconds.
+   * round ends: each refused create was another task's lease, whose `leases/` watch has already asked for
+   * the next round, on the view it brings. Walking a stale list of hundreds of shards, one refused create
+   * after another, kept the last shards of a deploy unread for seconds.
    */
   private async take(session: Sess, candidates: readonly string[], want: number): Promise<void> {
     const { held } = this.deps;
@@ -257,7 +258,6 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
     const outcomes = await Promise.allSettled(Array.from({ length: Math.min(TAKES_AT_ONCE, want) }, worker));
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failure) throw failure.reason;
-    if (owed > 0 && refused >= TAKES_AT_ONCE) this.again = true;
   }
 
   private ifHeld(shardId: string, act: (shard: S) => void): void {

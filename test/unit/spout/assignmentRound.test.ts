@@ -176,7 +176,8 @@ describe('AssignmentRound', () => {
   it('ends a round whose creates keep being refused (a stale view) and takes its share in the next one', async () => {
     const { state, held, runRound } = setup({ shards: 40 });
     state.setOtherMembers(OTHER);
-    // Another task takes, as this round starts, the 20 shards this one would try first.
+    // Another task takes, as this round starts, the 20 shards this one would try first (its creates fire the
+    // leases watch, as ZooKeeper's do).
     const mine = planLeases({
       readable: Array.from({ length: 40 }, (_, i) => `s-${i}`),
       leases: new Map(),
@@ -186,7 +187,10 @@ describe('AssignmentRound', () => {
     const acquire = state.acquireLease.bind(state);
     let refused = 0;
     state.acquireLease = async (shardId) => {
-      if (state.leases.size === 0) for (const s of mine.candidates.slice(0, 20)) state.leases.set(s, OTHER);
+      if (state.leases.size === 0) {
+        for (const s of mine.candidates.slice(0, 20)) state.leases.set(s, OTHER);
+        state.fireWatches();
+      }
       const taken = await acquire(shardId);
       if (!taken) refused += 1;
       return taken;
