@@ -72,6 +72,8 @@ export class FanOutReader implements ShardRecordReader {
   private loop: Promise<void> | undefined;
   private lastSubscribeAt = -Infinity;
   private failures = 0;
+  /** ResourceInUse refusals in a row: only a run of these says another application shares the consumer. */
+  private inUseInARow = 0;
   private readonly pauses = new PauseGate();
 
   constructor(
@@ -189,6 +191,7 @@ export class FanOutReader implements ShardRecordReader {
         const event = member.SubscribeToShardEvent;
         if (!event) throw errorMember(member as unknown as Record<string, unknown>);
         this.failures = 0;
+        this.inUseInARow = 0;
         if (this.deliver(event)) return true;
         // Not read further until there is room: what the server sends meanwhile waits in its flow-control window.
         if (!(await this.roomOrCancel(signal))) return false;
@@ -221,6 +224,7 @@ export class FanOutReader implements ShardRecordReader {
     const { scheduler, consumer } = this.options;
     this.failures += 1;
     const name = nameOf(err);
+    this.inUseInARow = name === 'ResourceInUseException' ? this.inUseInARow + 1 : 0;
     // The previous owner's subscription is let go within seconds: wait at least that long, no report at first.
     const delay = Math.max(
       name === 'ResourceInUseException' ? 2_000 : 0,
@@ -236,7 +240,7 @@ export class FanOutReader implements ShardRecordReader {
       consumer.forget();
       await untilAborted(events.notFound(err, this.failures), this.stopped.signal);
     } else if (name === 'ResourceInUseException') {
-      if (this.failures >= 5)
+      if (this.inUseInARow >= 5)
         events.error(
           fanOutError(
             'ResourceInUseException',
@@ -245,7 +249,7 @@ export class FanOutReader implements ShardRecordReader {
             err,
             true,
           ),
-          this.failures,
+          this.inUseInARow,
         );
     } else events.error(err, this.failures);
     await scheduler.sleep(delay, this.stopped.signal);

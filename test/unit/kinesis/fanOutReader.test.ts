@@ -140,6 +140,23 @@ describe('the fan-out reader', () => {
     expect(told.subscriptions).toEqual(['retried', 'retried', 'retried', 'retried', 'retried']);
   });
 
+  it('does not take other failures before ResourceInUse for a consumer shared with another application', async () => {
+    const { clock, fake, told } = setUp({ kind: 'AFTER', sequenceNumber: '5' });
+    await settle();
+    for (let n = 2; n <= 5; n += 1) {
+      fake.last.refuse(kinesisError('LimitExceededException'));
+      await nextSubscribe(clock, fake, n);
+    }
+    fake.last.refuse(kinesisError('ResourceInUseException'));
+    await nextSubscribe(clock, fake, 6);
+    expect(told.errors.map((e) => e.name)).toEqual(Array(4).fill('LimitExceededException'));
+    for (let n = 7; n <= 10; n += 1) {
+      fake.last.refuse(kinesisError('ResourceInUseException'));
+      await nextSubscribe(clock, fake, n);
+    }
+    expect(told.errors.slice(4)).toEqual([{ name: 'ResourceInUseException', consecutive: 5 }]);
+  });
+
   it.each([
     ['LimitExceededException', 'refused'],
     ['InternalFailureException', 'mid-stream'],
