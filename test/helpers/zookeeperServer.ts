@@ -71,7 +71,7 @@ export async function startZooKeeper(
       ],
       { cwd: dir, logFile },
     );
-    await waitUntilReady(`ZooKeeper on port ${port}`, child, logFile, () => ruok(port), START_TIMEOUT_MS);
+    await waitUntilReady(`ZooKeeper on port ${port}`, child, logFile, () => serving(port), START_TIMEOUT_MS);
   };
   const stop = async (): Promise<void> => {
     if (child) await stopProcess(child);
@@ -94,9 +94,13 @@ export async function startZooKeeper(
   };
 }
 
-/** The port accepting TCP is not enough: ZooKeeper answers imok only once it serves requests. */
-async function ruok(port: number): Promise<boolean> {
-  return (await fourLetterWord(port, 'ruok')) === 'imok';
+/**
+ * The port accepting TCP is not enough, nor is `ruok`: ZooKeeper answers imok as soon as it accepts
+ * connections, before it has loaded its data (a restart under load took seconds there, and a client's
+ * connect was closed meanwhile). `srvr` names the server's mode only once it serves requests.
+ */
+async function serving(port: number): Promise<boolean> {
+  return /^Mode: /m.test(await fourLetterWord(port, 'srvr'));
 }
 
 /** Sends one of ZooKeeper's four-letter commands (ruok, srvr, mntr, cons, ...) and returns the answer ('' when none). */
