@@ -2,7 +2,7 @@
  * A `--cpu-prof` profile of a spout process read over the lean driver's measured window only: self time
  * by bundled module (esbuild's `// path` comments in the bundle tell which module a line is from), by
  * function, and inclusive time of a few groups (a sample counts for a group when any frame of its stack is
- * in it).
+ * in it). Each sample counts for the median interval between samples.
  *
  * Usage: tsx bench/profileWindow.ts <profile.cpuprofile> <driver result .json> <bundle.js> [tuples]
  */
@@ -88,14 +88,16 @@ function main(): void {
   const self = new Map<string, number>();
   const selfFn = new Map<string, number>();
   const inclusive = new Map<string, number>();
+  const interval = [...profile.timeDeltas].sort((a, b) => a - b)[profile.timeDeltas.length >> 1];
   let t = profile.startTime;
   let total = 0;
   for (let i = 0; i < profile.samples.length; i += 1) {
     const delta = profile.timeDeltas[i];
     t += delta;
     if (t < from || t > to) continue;
-    // A sample's time is the gap to the next one (the profiler's own attribution in DevTools).
-    const dt = profile.timeDeltas[i + 1] ?? delta;
+    // Each sample counts for one sampling interval: a gap between two samples (the thread held where the
+    // profiler could not interrupt it) would otherwise give its whole length to the sample before it.
+    const dt = interval;
     total += dt;
     const node = byId.get(profile.samples[i])!;
     const where = whereOf(node);
