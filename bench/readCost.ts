@@ -5,11 +5,12 @@
  * spoutPaced), alternating, and reports each one's CPU per tuple acked. READ_COST_PROFILE_DIR adds
  * `--cpu-prof` to every spout process (bench/profileWindow.ts reads the measured window out of a profile).
  *
- * Usage: tsx bench/readCost.ts [rounds] [tuples/s] [seconds]
- * Env: READ_COST_SOURCES (kinesis,paced), READ_COST_ENV_<SOURCE> (extra spout env, `K=V,K=V`),
- * READ_COST_CONF_<SOURCE> (`kinesis.spout` settings as JSON, over the section's), READ_COST_SCRIPT_<SOURCE> (another spout bundle, e.g. the code before a change), READ_COST_LIVE=1 (a
- * producer puts the rate's records during the runs, the stream read from its tip, every tuple acked as it
- * comes), READ_COST_PARALLEL=1 (a round's sources run at once, on the same load).
+ * Usage: tsx bench/readCost.ts [rounds] [tuples/s] [seconds]; `tsx bench/readCost.ts serve [records]` keeps
+ * ZooKeeper and a filled stream up for several runs (kinesis-local fills slowly) and prints READ_COST_WORLD.
+ * Env: READ_COST_SOURCES (kinesis,paced), READ_COST_ENV_<SOURCE> (extra spout env, `K=V,K=V`), READ_COST_CONF_<SOURCE> (`kinesis.spout` settings as
+ * JSON, over the section's), READ_COST_SCRIPT_<SOURCE> (another spout bundle, e.g. the code before a change),
+ * READ_COST_LIVE=1 (a producer puts the rate's records during the runs, the stream read from its tip, every
+ * tuple acked as it comes), READ_COST_PARALLEL=1 (a round's sources run at once, on the same load).
  */
 import { join } from 'node:path';
 import { loadavg } from 'node:os';

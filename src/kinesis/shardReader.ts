@@ -1,9 +1,10 @@
 /**
  * Prefetches one shard into its owner's buffer: back to back while the shard has a backlog (never more than
  * `maxGetRecordsPerSecond` calls, readRate.ts, which also slows down after a throttle), about once per idle
- * interval when caught up (an answer at the tip with less than was asked for); re-seeks after an expired iterator, backs off on other errors, and reports the
- * end of the shard (records of the last response still delivered first). No error ends a reader: only the
- * owner, after a listing, decides that a shard is gone. Between requests a reader holds only its iterator.
+ * interval when caught up (an answer at the tip with less than was asked for); re-seeks after an expired
+ * iterator, backs off on other errors, and reports the end of the shard (records of the last response still
+ * delivered first). No error ends a reader: only the owner, after a listing, decides that a shard is gone.
+ * Between requests a reader holds only its iterator.
  */
 import { GetRecordsCommand } from '@aws-sdk/client-kinesis';
 import { type Scheduler, untilAborted } from '../core/scheduler';

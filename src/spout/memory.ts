@@ -67,11 +67,12 @@ export function refillBelow(limits: Pick<MemoryLimits, 'shardBufferSize' | 'maxR
 
 /**
  * How many records the next GetRecords of a shard may ask for: 0 while its buffer holds more than
- * `refillBelow`, when the process is at or over either cap or the shard holds its share, else what fits in the shard's buffer, in what is left of the caps and
- * of its share, and in one request. `process` includes this shard, without what it reserved for the
- * request this room is for. Bytes of room become records at the shard's mean record size, at least one
- * while there is room at all; before the shard has read any record, one (records can be 1 MiB each). A
- * response goes past the byte cap only by what its records larger than that mean add.
+ * `refillBelow`, when the process is at or over either cap or the shard holds its share, else what fits in
+ * the shard's buffer, in what is left of the caps and of its share, and in one request. `process` includes
+ * this shard, without what it reserved for the request this room is for. Bytes of room become records at the
+ * shard's mean record size, at least one while there is room at all; before the shard has read any record,
+ * one (records can be 1 MiB each). A response goes past the byte cap only by what its records larger than
+ * that mean add.
  */
 export function fetchRoom(process: Held, shard: ShardHolding, shardsHeld: number, limits: MemoryLimits): number {
   if (shard.buffered > refillBelow(limits)) return 0;
