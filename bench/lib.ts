@@ -57,7 +57,7 @@ export function benchSpoutEnv(): Record<string, string> {
 
 /** The spout's `kinesis.spout` conf for a benchmark: defaults except what names the servers. */
 export function benchConf(
-  zk: ZooKeeperServer,
+  zk: Pick<ZooKeeperServer, 'connectString'>,
   kinesis: { endpoint: string; region: string } | undefined,
   streamName: string,
   applicationName: string,

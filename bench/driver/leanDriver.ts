@@ -107,6 +107,12 @@ function run(spec: DriverSpec): DriverResult {
     return ids.length > 0;
   };
 
+  const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
+  // Paced: tuples acked since the first emit stay within the rate (Storm's wait strategy while it holds back).
+  const pacedFrom = { at: 0, acked: 0 };
+  const behind = () =>
+    spec.tuplesPerSecond === undefined ||
+    acked - pacedFrom.acked < ((performance.now() - pacedFrom.at) / 1000) * spec.tuplesPerSecond;
   const startDeadline = performance.now() + spec.startTimeoutMs;
   while (!cycle()) {
     if (performance.now() > startDeadline)
@@ -116,11 +122,14 @@ function run(spec: DriverSpec): DriverResult {
     // What Storm's default wait strategy does when nextTuple emits nothing.
     sleepMs(1);
   }
+  pacedFrom.at = performance.now();
+  pacedFrom.acked = acked;
   const warmUntil = performance.now() + spec.warmupSeconds * 1000;
-  while (performance.now() < warmUntil) if (!cycle()) sleepMs(1);
+  while (performance.now() < warmUntil) if (!behind() || !cycle()) sleepMs(1);
 
   const windows: number[] = [];
   const t0 = performance.now();
+  const monotonic0 = monotonicMicros();
   const acked0 = acked;
   const commands0 = commands;
   const cpu0 = cpuMicrosOf(pid);
@@ -130,7 +139,8 @@ function run(spec: DriverSpec): DriverResult {
   let windowAcked = acked;
   let emptyNexts = 0;
   for (let now = t0; now < end; now = performance.now()) {
-    if (!cycle()) {
+    if (!behind()) sleepMs(1);
+    else if (!cycle()) {
       emptyNexts += 1;
       sleepMs(1);
     }
@@ -142,6 +152,7 @@ function run(spec: DriverSpec): DriverResult {
     }
   }
   const elapsed = (performance.now() - t0) / 1000;
+  const monotonic1 = monotonicMicros();
   const own = process.cpuUsage(own0);
   const cpu1 = cpuMicrosOf(pid);
   const user = cpu1.user - cpu0.user;
@@ -170,6 +181,7 @@ function run(spec: DriverSpec): DriverResult {
     ...(scanner.lastStats ? { responderStats: scanner.lastStats } : {}),
     fast: phases.fast,
     slow: phases.slow,
+    windowMonotonicMicros: [monotonic0, monotonic1],
   };
 }
 

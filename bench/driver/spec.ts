@@ -12,6 +12,8 @@ export interface DriverSpec {
   seconds: number;
   /** Throughput is also sampled over windows this long, to tell fast phases from slow ones. */
   windowMs: number;
+  /** Paced: a `next` only while fewer tuples were acked than this rate allows since the start (default: flat out). */
+  tuplesPerSecond?: number;
 }
 
 export interface Phase {
@@ -41,4 +43,6 @@ export interface DriverResult {
   responderStats?: string;
   fast: Phase;
   slow: Phase;
+  /** The measured window on the monotonic clock, in µs (as a `--cpu-prof` profile times its samples). */
+  windowMonotonicMicros: [number, number];
 }

@@ -55,14 +55,27 @@ export function shardShare(limits: MemoryLimits, shardsHeld: number): Held {
 }
 
 /**
- * How many records the next GetRecords of a shard may ask for: 0 when the process is at or over either
- * cap or the shard holds its share, else what fits in the shard's buffer, in what is left of the caps and
- * of its share, and in one request. `process` includes this shard, without what it reserved for the
- * request this room is for. Bytes of room become records at the shard's mean record size, at least one
- * while there is room at all; before the shard has read any record, one (records can be 1 MiB each). A
- * response goes past the byte cap only by what its records larger than that mean add.
+ * A shard's buffer is refilled once it holds no more than this: room for a whole request, or for half the
+ * buffer if that is less. Topped up as soon as there is any room, a buffer that Storm drains steadily is
+ * read in calls of what it drained since the last one (a fifth of a second's worth at 5 calls/s), and each
+ * call has a fixed cost (signing, the SDK's middleware, HTTP: 1-2 ms of CPU, as much as a few hundred
+ * records' own); the half still buffered feeds Storm meanwhile.
+ */
+export function refillBelow(limits: Pick<MemoryLimits, 'shardBufferSize' | 'maxRecordsPerRequest'>): number {
+  return limits.shardBufferSize - Math.min(limits.maxRecordsPerRequest, Math.ceil(limits.shardBufferSize / 2));
+}
+
+/**
+ * How many records the next GetRecords of a shard may ask for: 0 while its buffer holds more than
+ * `refillBelow`, when the process is at or over either cap or the shard holds its share, else what fits in
+ * the shard's buffer, in what is left of the caps and of its share, and in one request. `process` includes
+ * this shard, without what it reserved for the request this room is for. Bytes of room become records at the
+ * shard's mean record size, at least one while there is room at all; before the shard has read any record,
+ * one (records can be 1 MiB each). A response goes past the byte cap only by what its records larger than
+ * that mean add.
  */
 export function fetchRoom(process: Held, shard: ShardHolding, shardsHeld: number, limits: MemoryLimits): number {
+  if (shard.buffered > refillBelow(limits)) return 0;
   const share = shardShare(limits, shardsHeld);
   const held = Math.min(
     limits.shardBufferSize - shard.buffered,

@@ -198,3 +198,84 @@ describe('PollingReader: a shard Kinesis says does not exist', () => {
     expect(shard.calls).toEqual(['GetShardIterator']);
   });
 });
+
+describe('PollingReader: a shard read at its tip', () => {
+  /** Records arrive every `everyMs` (virtual time); each answer is what arrived after the iterator, at the tip. */
+  function tricklingShard(loop: SimLoop, everyMs: number) {
+    const calls: number[] = [];
+    const kinesis: KinesisApi = {
+      send: (async (command: unknown) => {
+        if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
+        if (!(command instanceof GetRecordsCommand)) throw new Error(`unexpected ${String(command)}`);
+        calls.push(loop.now);
+        const from = Number(command.input.ShardIterator!.slice(3));
+        const arrived = Math.floor(loop.now / everyMs);
+        const n = Math.max(0, Math.min(command.input.Limit ?? 10, arrived - from));
+        return {
+          Records: Array.from({ length: n }, (_, i) => ({
+            SequenceNumber: seq(from + i),
+            PartitionKey: 'k',
+            Data: new Uint8Array([1]),
+          })),
+          NextShardIterator: `at:${from + n}`,
+          MillisBehindLatest: 0,
+        };
+      }) as KinesisApi['send'],
+    };
+    return { kinesis, calls };
+  }
+
+  it('calls once per idle interval while each answer brings fewer records than asked for, not at the call budget', async () => {
+    const loop = new SimLoop();
+    // 5 records a second: each call at 5/s would bring one record; the limit is 10.
+    const shard = tricklingShard(loop, 200);
+    const readAt = new Map<number, number>();
+    const events: ShardReaderEvents = {
+      records: (records) => {
+        for (const r of records) readAt.set(Number(r.sequenceNumber), loop.now);
+      },
+      end: () => undefined,
+      notFound: async () => undefined,
+      error: () => undefined,
+      room: () => 10,
+      requested: () => undefined,
+      log: () => undefined,
+    };
+    const reader = pollingReader(loop, shard.kinesis, events, 5, 3);
+    reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    await loop.run(60_000, () => undefined);
+    await reader.stop();
+    // About one call a second (the interval is jittered ±20 %), where the budget would allow 300.
+    expect(shard.calls.length).toBeGreaterThanOrEqual(45);
+    expect(shard.calls.length).toBeLessThanOrEqual(65);
+    // Every record that arrived is read, in order, none later than one jittered interval after it arrived.
+    const read = [...readAt.keys()];
+    expect(read).toEqual(read.map((_, i) => i));
+    expect(read.length).toBeGreaterThan(60_000 / 200 - 10);
+    for (const [n, at] of readAt) expect(at - n * 200).toBeLessThanOrEqual(1_200 + 200);
+  });
+
+  it('reads back to back while answers come full, at the tip or not', async () => {
+    const loop = new SimLoop();
+    // 100 records a second against a limit of 10: every answer is full, so the budget paces it.
+    const shard = tricklingShard(loop, 10);
+    const got: KinesisRecord[] = [];
+    const events: ShardReaderEvents = {
+      records: (records) => got.push(...records),
+      end: () => undefined,
+      notFound: async () => undefined,
+      error: () => undefined,
+      room: () => 10,
+      requested: () => undefined,
+      log: () => undefined,
+    };
+    const reader = pollingReader(loop, shard.kinesis, events, 5, 4);
+    reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    await loop.run(20_000, () => undefined);
+    await reader.stop();
+    expect(shard.calls.length).toBeGreaterThanOrEqual(95);
+    expect(got.length).toBeGreaterThanOrEqual(950);
+  });
+});

@@ -28,8 +28,8 @@ describe('fetchRoom', () => {
     const known = { ...empty, averageRecordBytes: 1 };
     expect(fetchRoom({ records: 0, bytes: 0 }, known, 1, limits)).toBe(300);
     expect(
-      fetchRoom({ records: 0, bytes: 0 }, { ...known, buffered: 450, held: { records: 450, bytes: 0 } }, 1, limits),
-    ).toBe(50);
+      fetchRoom({ records: 0, bytes: 0 }, { ...known, buffered: 250, held: { records: 450, bytes: 0 } }, 1, limits),
+    ).toBe(250);
     expect(fetchRoom({ records: 1_900, bytes: 0 }, known, 2, limits)).toBe(100);
     expect(fetchRoom({ records: 0, bytes: 0 }, { ...known, held: { records: 900, bytes: 0 } }, 2, limits)).toBe(100);
     // Before the shard read any record its size is unknown (up to 1 MiB): one record.
@@ -40,6 +40,23 @@ describe('fetchRoom', () => {
     expect(fetchRoom({ records: 10, bytes: 990_000 }, holding(0), 4, limits)).toBe(10);
     // At least one record while there is room at all.
     expect(fetchRoom(holding(499_999).held, holding(499_999), 1, limits)).toBe(1);
+  });
+
+  it('waits while the buffer holds more than leaves room for a whole request (or half the buffer)', () => {
+    const known = { ...empty, averageRecordBytes: 1 };
+    const buffered = (n: number) => ({ ...known, buffered: n, held: { records: n, bytes: 0 } });
+    // A buffer of 500, requests of 300: refilled once it holds 250 or less, not with the last few drained.
+    expect(fetchRoom({ records: 451, bytes: 0 }, buffered(451), 1, limits)).toBe(0);
+    expect(fetchRoom({ records: 251, bytes: 0 }, buffered(251), 1, limits)).toBe(0);
+    expect(fetchRoom({ records: 250, bytes: 0 }, buffered(250), 1, limits)).toBe(250);
+    // Requests smaller than half the buffer: refilled once a whole one fits.
+    const small = { ...limits, maxRecordsPerRequest: 100 };
+    expect(fetchRoom({ records: 401, bytes: 0 }, buffered(401), 1, small)).toBe(0);
+    expect(fetchRoom({ records: 400, bytes: 0 }, buffered(400), 1, small)).toBe(100);
+    // Records in flight do not count: only what is buffered for Storm to take.
+    expect(
+      fetchRoom({ records: 450, bytes: 0 }, { ...known, buffered: 0, held: { records: 450, bytes: 0 } }, 1, limits),
+    ).toBe(300);
   });
 
   it('never goes over a limit', () => {
