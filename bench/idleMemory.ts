@@ -3,7 +3,8 @@
  * by default: RSS (VmRSS, median of the last samples of a settle window), the V8 heap and the external (Buffer)
  * memory, read from the process's own `stats:` lines (BENCH_GC=1 starts it with `--expose-gc`, so that they
  * are measured after a full GC: what is retained). BENCH_IDLE_SHARDS=1,8,64 and BENCH_IDLE_SECONDS choose the runs,
- * BENCH_IDLE_CONF (JSON) overrides spout configuration keys. The RSS is split into file pages (the node binary's
+ * BENCH_IDLE_CONF (JSON) overrides spout configuration keys. BENCH_IDLE_SCRIPTS=a.cjs,b.cjs compares bundles: each
+ * round runs every shard count with each of them in turn, BENCH_IDLE_ROUNDS times (default 1). The RSS is split into file pages (the node binary's
  * code and data that the process touched, shared with the other node processes of the host) and anonymous memory.
  * The spout processes start as KinesisShellSpout starts them (bench/lib.ts: benchNodeOptions, benchSpoutEnv).
  * Run alone: `npx tsx bench/idleMemory.ts` (after `npm run build`).
@@ -18,6 +19,8 @@ import { benchConf, benchNodeOptions, benchSpoutEnv, sleep } from './lib';
 
 export interface IdleMemoryRun {
   shards: number;
+  /** The bundle run, when not the built one. */
+  script?: string;
   rssMiB: number;
   /** Of the RSS, file pages (mostly the node binary's code and read-only data, shared between processes) and anonymous memory. */
   rssFileMiB: number;
@@ -71,6 +74,7 @@ export async function idleMemoryBench(
   shardCounts: number[],
   settleSeconds: number,
   log: (line: string) => void,
+  script?: string,
 ): Promise<IdleMemoryRun[]> {
   const runs: IdleMemoryRun[] = [];
   for (const shards of shardCounts) {
@@ -89,6 +93,7 @@ export async function idleMemoryBench(
       ],
       env: benchSpoutEnv(),
       keepHistory: false,
+      ...(script === undefined ? {} : { script }),
     });
     let stopped = false;
     const pumping = driver.pump(() => stopped, { timeoutMs: 600_000 });
@@ -115,6 +120,7 @@ export async function idleMemoryBench(
       const stats = driver.lastStats() ?? {};
       const run: IdleMemoryRun = {
         shards,
+        ...(script === undefined ? {} : { script }),
         rssMiB: round1(median(settled.map((s) => s.rss))),
         rssFileMiB: round1(median(settled.map((s) => s.file))),
         rssAnonMiB: round1(median(settled.map((s) => s.anon))),
@@ -124,7 +130,7 @@ export async function idleMemoryBench(
         kinesisSockets: socketsTo(driver.pid, Number(new URL(server.endpoint).port)),
       };
       log(
-        `idle memory: ${shards} shards: RSS ${run.rssMiB} MiB (file ${run.rssFileMiB}, anonymous ${run.rssAnonMiB}), heap ${run.heapUsedMiB} of ${run.heapTotalMiB} MiB, external ${run.externalMiB} MiB, ${run.kinesisSockets} sockets to Kinesis`,
+        `idle memory: ${script === undefined ? '' : `${script}: `}${shards} shards: RSS ${run.rssMiB} MiB (file ${run.rssFileMiB}, anonymous ${run.rssAnonMiB}), heap ${run.heapUsedMiB} of ${run.heapTotalMiB} MiB, external ${run.externalMiB} MiB, ${run.kinesisSockets} sockets to Kinesis`,
       );
       runs.push(run);
     } finally {
@@ -149,7 +155,19 @@ if (require.main === module) {
     const log = (line: string) => process.stdout.write(`${line}\n`);
     try {
       const counts = (process.env.BENCH_IDLE_SHARDS ?? '1,8,64').split(',').map(Number);
-      await idleMemoryBench(zk, server, client, counts, Number(process.env.BENCH_IDLE_SECONDS ?? 30), log);
+      const seconds = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
+      const scripts = process.env.BENCH_IDLE_SCRIPTS?.split(',') ?? [undefined];
+      const runs: IdleMemoryRun[] = [];
+      for (let round = 0; round < Number(process.env.BENCH_IDLE_ROUNDS ?? 1); round += 1)
+        for (const script of scripts)
+          runs.push(...(await idleMemoryBench(zk, server, client, counts, seconds, log, script)));
+      if (scripts.length > 1 || runs.length > counts.length) {
+        for (const script of scripts)
+          for (const shards of counts) {
+            const rss = runs.filter((r) => r.script === script && r.shards === shards).map((r) => r.rssMiB);
+            log(`median: ${script ?? 'built bundle'}: ${shards} shards: RSS ${median(rss)} MiB (${rss.join(', ')})`);
+          }
+      }
     } finally {
       client.destroy();
       await server.stop();

@@ -3,12 +3,14 @@
 // the configuration's JSON schema (the Java module validates the kinesis.spout map with it at build time).
 import { build } from 'esbuild';
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, join, resolve } from 'node:path';
 
 const outfile = 'multilang/resources/kinesis-spout.cjs';
 const noticesFile = 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt';
 const schemaFile = 'multilang/resources/kinesis-spout.schema.json';
 
+const schema = await configSchemaModule();
 const result = await build({
   entryPoints: ['src/cli/kinesis-spout.ts'],
   outfile,
@@ -20,13 +22,53 @@ const result = await build({
   logLevel: 'warning',
   banner: { js: '#!/usr/bin/env node' },
   metafile: true,
+  plugins: [precompiledConfigValidator(schema)],
 });
+noSchemaCompiler(result.metafile.outputs[outfile].inputs);
 asciiOnly(outfile);
 chmodSync(outfile, 0o755);
 const bundled = bundledPackages(result.metafile.outputs[outfile].inputs);
 checkEngines(bundled);
 writeFileSync(noticesFile, notices(bundled));
-writeFileSync(schemaFile, `${JSON.stringify(await configSchema(), null, 1)}\n`);
+writeFileSync(schemaFile, `${JSON.stringify(schema.configSchema, null, 1)}\n`);
+
+/**
+ * src/config/schemaValidator.ts compiles the schema with ajv when it loads; in the bundle, the module is the
+ * code ajv generates for the schema instead (standalone code: the same validating function, its error
+ * objects and messages), which needs only ajv's small run-time helpers. Generated here at each build, never
+ * written to disk.
+ */
+function precompiledConfigValidator({ configSchema, configSchemaOptions }) {
+  const validatorPath = resolve('src/config/schemaValidator.ts');
+  return {
+    name: 'precompiled-config-validator',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]src[\\/]config[\\/]schemaValidator\.ts$/ }, (args) => {
+        if (args.path !== validatorPath) return undefined;
+        const require = createRequire(import.meta.url);
+        const Ajv = require('ajv').default;
+        const standaloneCode = require('ajv/dist/standalone').default;
+        const ajv = new Ajv({ ...configSchemaOptions, code: { source: true, esm: true } });
+        const code = standaloneCode(ajv, ajv.compile(configSchema));
+        return {
+          contents: `${code}\nexport { validate as validateConfigSchema };\n`,
+          loader: 'js',
+          resolveDir: resolve('.'),
+        };
+      });
+    },
+  };
+}
+
+/** The bundle must not carry ajv's compiler (what the precompiled validator is for): a new import of it fails the build. */
+function noSchemaCompiler(inputs) {
+  const compiler = Object.keys(inputs).filter((path) => /node_modules\/ajv\/dist\/(ajv|core|compile\/)/.test(path));
+  if (compiler.length > 0) {
+    throw new Error(
+      `${outfile}: bundles ajv's schema compiler (${compiler[0]}, ...): only src/config/schemaValidator.ts may import ajv, and the build replaces it with precompiled code`,
+    );
+  }
+}
 
 /**
  * V8 keeps the bundle's source in the heap for as long as the process runs (functions are compiled from it
@@ -75,8 +117,8 @@ function minimumMajor(range) {
   return majors.length > 0 ? Math.min(...majors) : 0;
 }
 
-/** The schema object of src/config/schema.ts, as the spout itself validates with it. */
-async function configSchema() {
+/** src/config/schema.ts: the schema object, as the spout itself validates with it, and ajv's options. */
+async function configSchemaModule() {
   const bundled = await build({
     entryPoints: ['src/config/schema.ts'],
     bundle: true,
@@ -86,7 +128,7 @@ async function configSchema() {
     logLevel: 'warning',
   });
   const source = Buffer.from(bundled.outputFiles[0].contents).toString('base64');
-  return (await import(`data:text/javascript;base64,${source}`)).configSchema;
+  return import(`data:text/javascript;base64,${source}`);
 }
 
 /** The package folders whose files contributed bytes to the bundle (tree-shaken-away files do not count). */

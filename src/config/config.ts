@@ -1,9 +1,10 @@
 /** Loads, defaults and validates the `kinesis.spout` configuration; a bad value gets one clear message. */
-import Ajv, { type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { FromSchema } from 'json-schema-to-ts';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
 import { configSchema } from './schema';
+import { validateConfigSchema as validate } from './schemaValidator';
 import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
 
 import type { InitialPosition } from '../core/position';
@@ -60,8 +61,6 @@ export interface StormDefaults {
 
 const CONF_KEY = 'kinesis.spout';
 const SECRET = 'zookeeper.auth';
-const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
-const validate = ajv.compile(configSchema);
 
 function badConfig(key: string, value: unknown, allowed: string): SpoutError {
   // Credentials are never shown, not even the wrong ones.

@@ -75,6 +75,12 @@ const INITIAL_POSITION = {
   ],
 } as const;
 
+/**
+ * How ajv reads the schema: the defaults filled in, the first error only (one message names one key). The
+ * validator compiled at run time (schemaValidator.ts) and the one the build generates both use these.
+ */
+export const configSchemaOptions = { useDefaults: true, allErrors: false, strict: false } as const;
+
 export const configSchema = {
   $id: 'kinesis.spout',
   type: 'object',
