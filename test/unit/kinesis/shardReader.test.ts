@@ -53,20 +53,29 @@ function fakeShard(loop: SimLoop) {
   return { kinesis, counts };
 }
 
-function readerOf(loop: SimLoop, kinesis: KinesisApi, budget: number, seed: number) {
-  const got: KinesisRecord[] = [];
-  let errors = 0;
-  const events: ShardReaderEvents = {
-    records: (records) => got.push(...records),
+/** A reader's owner with room for 10 records at every call, doing nothing but what `own` says. */
+function ownerEvents(own: Partial<ShardReaderEvents>): ShardReaderEvents {
+  return {
+    records: () => undefined,
     end: () => undefined,
     notFound: async () => undefined,
-    error: () => {
-      errors += 1;
-    },
+    error: () => undefined,
     room: () => 10,
     requested: () => undefined,
     log: () => undefined,
+    ...own,
   };
+}
+
+function readerOf(loop: SimLoop, kinesis: KinesisApi, budget: number, seed: number) {
+  const got: KinesisRecord[] = [];
+  let errors = 0;
+  const events = ownerEvents({
+    records: (records) => got.push(...records),
+    error: () => {
+      errors += 1;
+    },
+  });
   return { reader: pollingReader(loop, kinesis, events, budget, seed), got, errors: () => errors };
 }
 
@@ -151,15 +160,10 @@ describe('PollingReader: a shard Kinesis says does not exist', () => {
   function waitingReader(loop: SimLoop, kinesis: KinesisApi) {
     const got: KinesisRecord[] = [];
     const confirmations: (() => void)[] = [];
-    const events: ShardReaderEvents = {
+    const events = ownerEvents({
       records: (records) => got.push(...records),
-      end: () => undefined,
       notFound: () => new Promise<void>((resolve) => confirmations.push(resolve)),
-      error: () => undefined,
-      room: () => 10,
-      requested: () => undefined,
-      log: () => undefined,
-    };
+    });
     const reader = pollingReader(loop, kinesis, events, 5, 7);
     return { reader, got, confirmations };
   }
@@ -230,17 +234,11 @@ describe('PollingReader: a shard read at its tip', () => {
     // 5 records a second: each call at 5/s would bring one record; the limit is 10.
     const shard = tricklingShard(loop, 200);
     const readAt = new Map<number, number>();
-    const events: ShardReaderEvents = {
+    const events = ownerEvents({
       records: (records) => {
         for (const r of records) readAt.set(Number(r.sequenceNumber), loop.now);
       },
-      end: () => undefined,
-      notFound: async () => undefined,
-      error: () => undefined,
-      room: () => 10,
-      requested: () => undefined,
-      log: () => undefined,
-    };
+    });
     const reader = pollingReader(loop, shard.kinesis, events, 5, 3);
     reader.start({ kind: 'TRIM_HORIZON' });
     await settle();
@@ -261,15 +259,7 @@ describe('PollingReader: a shard read at its tip', () => {
     // 100 records a second against a limit of 10: every answer is full, so the budget paces it.
     const shard = tricklingShard(loop, 10);
     const got: KinesisRecord[] = [];
-    const events: ShardReaderEvents = {
-      records: (records) => got.push(...records),
-      end: () => undefined,
-      notFound: async () => undefined,
-      error: () => undefined,
-      room: () => 10,
-      requested: () => undefined,
-      log: () => undefined,
-    };
+    const events = ownerEvents({ records: (records) => got.push(...records) });
     const reader = pollingReader(loop, shard.kinesis, events, 5, 4);
     reader.start({ kind: 'TRIM_HORIZON' });
     await settle();
