@@ -20,7 +20,12 @@ import {
   type Shard,
   UpdateShardCountCommand,
 } from '@aws-sdk/client-kinesis';
-import { FAST_KINESIS_DEFAULTS, type RunningFastKinesis, startFastKinesisServer } from '../helpers/fastKinesis/server';
+import {
+  FAST_KINESIS_DEFAULTS,
+  markUnmetered,
+  type RunningFastKinesis,
+  startFastKinesisServer,
+} from '../helpers/fastKinesis/server';
 import { waitFor } from '../helpers/fixture';
 import { expectFlowInvariants, sleep } from '../helpers/flowChecks';
 import { flowSuite } from '../helpers/flowSuite';
@@ -41,10 +46,9 @@ const MAX_HASH = (1n << 128n) - 1n;
 describe('fast emulator against the SDK client', () => {
   let server: RunningFastKinesis;
   let client: KinesisClient;
-  /** The emulator's clock: real time plus what a test skipped; frozen while `frozen` is set. */
+  /** The emulator's clock: real time plus what a test skipped. */
   let skipped = 0;
-  let frozen: number | undefined;
-  const clock = () => frozen ?? Date.now() + skipped;
+  const clock = () => Date.now() + skipped;
   let streams = 0;
   const newStream = async (shards: number) => {
     const name = `fast-${++streams}`;
@@ -53,7 +57,12 @@ describe('fast emulator against the SDK client', () => {
   };
 
   beforeAll(async () => {
-    server = await startFastKinesisServer(0, { ...FAST_KINESIS_DEFAULTS, latencyMs: 5, transitionMs: 50 }, clock);
+    // Quotas off here (the shapes are what is tested, with calls made back to back): see the quotas test.
+    server = await startFastKinesisServer(
+      0,
+      { ...FAST_KINESIS_DEFAULTS, latencyMs: 5, transitionMs: 50, limits: false },
+      clock,
+    );
     process.env.AWS_ACCESS_KEY_ID ??= 'test';
     process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
     // The spout's own client: its HTTP/1.1 handler and its fast GetRecords reading.
@@ -62,9 +71,6 @@ describe('fast emulator against the SDK client', () => {
   afterAll(async () => {
     client.destroy();
     await server.close();
-  });
-  afterEach(() => {
-    frozen = undefined;
   });
 
   const iterator = async (input: Omit<GetShardIteratorCommandInput, 'ShardIteratorType'> & { type: string }) =>
@@ -343,7 +349,7 @@ describe('fast emulator against the SDK client', () => {
     });
   });
 
-  test('errors the spout tells apart: ResourceNotFound, InvalidArgument, ExpiredIterator, ProvisionedThroughputExceeded', async () => {
+  test('errors the spout tells apart: ResourceNotFound, InvalidArgument, ExpiredIterator', async () => {
     const name = await newStream(1);
     const ShardId = 'shardId-000000000000';
     expect(await errorOf(client.send(new DescribeStreamSummaryCommand({ StreamName: 'no-such-stream' })))).toEqual({
@@ -370,14 +376,40 @@ describe('fast emulator against the SDK client', () => {
     const old = await iterator({ StreamName: name, ShardId, type: 'TRIM_HORIZON' });
     skipped += 301_000;
     expect(await errorOf(read(old))).toEqual({ name: 'ExpiredIteratorException', status: 400 });
+  });
 
-    // Five GetRecords a second on a shard; the sixth in the same second is throttled.
-    frozen = clock();
-    const fresh = await iterator({ StreamName: name, ShardId, type: 'TRIM_HORIZON' });
-    const answers = [];
-    for (let i = 0; i < 6; i += 1) answers.push(await errorOf(read(fresh)));
-    expect(answers.slice(0, 5)).toEqual([undefined, undefined, undefined, undefined, undefined]);
-    expect(answers[5]).toEqual({ name: 'ProvisionedThroughputExceededException', status: 400 });
+  test("quotas: a shard's sixth GetRecords in a second is throttled; a benchmark's own calls are not held to them", async () => {
+    const at = clock();
+    const limited = await startFastKinesisServer(
+      0,
+      { ...FAST_KINESIS_DEFAULTS, latencyMs: 1, transitionMs: 10 },
+      () => at,
+    );
+    const endpoint = { endpoint: `http://127.0.0.1:${limited.port}`, region: 'us-east-1' };
+    const spoutClient = createKinesisClient(endpoint);
+    const harness = markUnmetered(kinesisClient(endpoint));
+    try {
+      await createStream(harness, 'limited', 1);
+      await putRecords(harness, 'limited', [{ partitionKey: 'k', data: 'x' }]);
+      const { ShardIterator } = await spoutClient.send(
+        new GetShardIteratorCommand({
+          StreamName: 'limited',
+          ShardId: 'shardId-000000000000',
+          ShardIteratorType: 'TRIM_HORIZON',
+        }),
+      );
+      const read = () => spoutClient.send(new GetRecordsCommand({ ShardIterator }));
+      const answers = [];
+      for (let i = 0; i < 6; i += 1) answers.push(await errorOf(read()));
+      expect(answers.slice(0, 5)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+      expect(answers[5]).toEqual({ name: 'ProvisionedThroughputExceededException', status: 400 });
+      expect((await harness.send(new GetRecordsCommand({ ShardIterator }))).Records).toHaveLength(1);
+      expect(await errorOf(read())).toEqual({ name: 'ProvisionedThroughputExceededException', status: 400 });
+    } finally {
+      spoutClient.destroy();
+      harness.destroy();
+      await limited.close();
+    }
   });
 
   test('calls are answered side by side, each after the fixed latency', async () => {

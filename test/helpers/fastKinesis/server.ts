@@ -2,9 +2,10 @@
  * The benchmark emulator's HTTP/1.1 front: Kinesis's JSON 1.1 protocol as the AWS SDK v3 speaks it (POST /,
  * `X-Amz-Target: Kinesis_20131202.<Operation>`, errors as status 400 with `{"__type", "message"}`), every
  * answer sent `latencyMs` after its request arrived, requests answered independently of one another.
- * `GET /healthcheck` answers 200 once listening. Run as a process of its own: main.ts.
+ * `GET /healthcheck` answers 200 once listening. A request with the UNMETERED header is not held to the quotas. Run as a process of its own: main.ts.
  */
 import { randomUUID } from 'node:crypto';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { FastKinesis, type FastKinesisOptions } from './api';
 import { KinesisFault } from './stream';
@@ -20,6 +21,20 @@ export const FAST_KINESIS_DEFAULTS: FastKinesisServerOptions = {
   limits: true,
   shardLimit: 20_000,
 };
+
+/** A request with this header set to 1 is neither counted against Kinesis's quotas nor refused by them. */
+export const UNMETERED = 'x-fast-kinesis-unmetered';
+/** Every request of `client` sent UNMETERED (a benchmark's producer and polling, not what it measures). */
+export function markUnmetered<C extends Pick<KinesisClient, 'middlewareStack'>>(client: C): C {
+  client.middlewareStack.add(
+    (next) => (args) => {
+      (args.request as { headers: Record<string, string> }).headers[UNMETERED] = '1';
+      return next(args);
+    },
+    { step: 'build', name: 'fastKinesisUnmetered' },
+  );
+  return client;
+}
 
 const TARGET = /^Kinesis_20131202\.([A-Za-z]+)$/;
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
@@ -75,7 +90,14 @@ export async function startFastKinesisServer(
       if (typeof input !== 'object' || input === null || Array.isArray(input))
         return fail(400, 'SerializationException', 'the body is not a JSON object');
       try {
-        answer(reply, 200, kinesis.handle(operation, input as Record<string, unknown>), options.latencyMs, arrived);
+        const unmetered = request.headers[UNMETERED] === '1';
+        answer(
+          reply,
+          200,
+          kinesis.handle(operation, input as Record<string, unknown>, unmetered),
+          options.latencyMs,
+          arrived,
+        );
       } catch (err) {
         if (err instanceof KinesisFault) return fail(400, err.type, err.message);
         process.stderr.write(`${operation}: ${err instanceof Error ? err.stack : String(err)}\n`);
