@@ -17,6 +17,7 @@
  * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes; `64x8@fast` names the emulator of one
  * size), SCALE_KINESIS=kinesis-local,fast (the emulators each other size runs on, in turn: kinesis-local by
  * default; fast is ours, test/helpers/fastKinesis/, its fixed latency SCALE_FAST_LATENCY_MS, default 15),
+ * SCALE_SPOUT_CONF (a JSON object of `kinesis.spout` keys every task of a scale run gets),
  * SCALE_SIM=64x8,256x16,512x32,1024x32 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
  * emulators' own round trips, each of SCALE_KINESIS).
  * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,spoutPaced,

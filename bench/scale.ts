@@ -66,6 +66,15 @@ export function parseSizes(text: string): ScaleSize[] {
     });
 }
 
+/** SCALE_SPOUT_CONF: `kinesis.spout` keys every task of a run gets (a JSON object), e.g. `{"idlePollIntervalMs":250}`. */
+export function spoutOverrides(text = process.env.SCALE_SPOUT_CONF): Record<string, unknown> {
+  if (!text) return {};
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`SCALE_SPOUT_CONF: ${text} is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
 /** The runs in order: each size on its own emulator, or on each of `kinesis` in turn (side by side). */
 export function scaleRuns(sizes: ScaleSize[], kinesis: ScaleKinesis[]): Required<ScaleSize>[] {
   return sizes.flatMap((size) =>
@@ -151,7 +160,7 @@ export async function scaleRun(
   const loadBefore = loadavg().map((x) => Math.round(x * 100) / 100);
   const stream = `bench-scale-${shards}x${tasks}-${randomUUID().slice(0, 8)}`;
   await createStream(client, stream, shards);
-  const world = new ScaleWorld(zk, server, client, stream, `scale-${shards}x${tasks}`, {});
+  const world = new ScaleWorld(zk, server, client, stream, `scale-${shards}x${tasks}`, spoutOverrides());
   await world.relist();
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
