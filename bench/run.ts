@@ -14,8 +14,12 @@
  * BENCH_DECODE_BATCHES=500,10000 (records a call, at most 10 MiB), BENCH_ROUNDS, BENCH_REGIMES; then the real spout
  * process on its synthetic source in three wires (objects, the SDK's reading, the fast path): BENCH_PAYLOADS,
  * BENCH_SECONDS, at most 3 rounds. BENCH_DECODE_SPOUT_ONLY=1 skips the stages.
- * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes), SCALE_SIM=64x8,256x16,512x32,1024x32
- * (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (kinesis-local's own round trips).
+ * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes; `64x8@fast` names the emulator of one
+ * size), SCALE_KINESIS=kinesis-local,fast (the emulators each other size runs on, in turn: kinesis-local by
+ * default; fast is ours, test/helpers/fastKinesis/, its fixed latency SCALE_FAST_LATENCY_MS, default 15),
+ * SCALE_SPOUT_CONF (a JSON object of `kinesis.spout` keys every task of a scale run gets),
+ * SCALE_SIM=64x8,256x16,512x32,1024x32 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
+ * emulators' own round trips, each of SCALE_KINESIS).
  * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,spoutPaced,
  * BENCH_STORM_PENDING=100,1000,5000, BENCH_STORM_ROUNDS, BENCH_STORM_SECONDS, BENCH_REGIMES,
  * BENCH_STORM_SERIALIZER (a `topology.multilang.serializer` class for the shell spouts but spoutCompact, which has
@@ -27,7 +31,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { kinesisClient } from '../test/helpers/kinesisAdmin';
-import { startKinesalite, startKinesisLocal, type KinesisServer } from '../test/helpers/kinesisServer';
+import {
+  startFastKinesis,
+  startKinesalite,
+  startKinesisLocal,
+  type KinesisServer,
+} from '../test/helpers/kinesisServer';
 import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
 import { BENCHMARKS_PAGE, PAGE_SECTIONS, renderBenchmarks, type Report } from './report';
@@ -35,7 +44,7 @@ import { failoverBench, reshardBench } from './resharding';
 import { decodeBench, fanOutLatencyBench } from './fanOut';
 import { idleMemoryBench } from './idleMemory';
 import { decodeBench as getRecordsDecodeBench, spoutWireBench } from './decode';
-import { parseSizes, scaleBench } from './scale';
+import { parseKinesis, parseSizes, type ScaleKinesis, scaleBench, scaleRuns } from './scale';
 import { emulatorBench } from './scale/emulator';
 import { scaleSimBench } from './scaleSim';
 import { STORM_SPOUTS, stormBench, type StormSpout } from './storm';
@@ -142,28 +151,37 @@ async function main(): Promise<void> {
         log,
       );
     if (has('scale') || has('emulator')) {
-      // A separate emulator: the scale runs leave hundreds of shards behind.
-      await withEmulator(
-        () => startKinesisLocal({ shardLimit: 20_000 }),
-        async (server, client) => {
-          if (has('emulator'))
-            report.emulator = await emulatorBench(
-              client,
-              list('SCALE_EMULATOR', QUICK ? '16,64' : '16,64,256,512').map(Number),
-              QUICK ? 3 : 20,
-              log,
-            );
-          if (has('scale'))
-            report.scale = await scaleBench(
-              parseSizes(process.env.SCALE ?? (QUICK ? '8x2' : '16x4,64x8')),
-              zk,
-              server,
-              client,
-              QUICK,
-              log,
-            );
-        },
-      );
+      const kinesis = parseKinesis(process.env.SCALE_KINESIS);
+      // An emulator apart from the other sections' (the scale runs leave hundreds of shards behind).
+      const startScaleKinesis = (which: ScaleKinesis) =>
+        which === 'fast'
+          ? startFastKinesis({ latencyMs: Number(process.env.SCALE_FAST_LATENCY_MS ?? 15) })
+          : startKinesisLocal({ shardLimit: 20_000 });
+      if (has('emulator')) {
+        report.emulator = [];
+        for (const which of kinesis)
+          report.emulator.push(
+            ...(await withEmulator(
+              () => startScaleKinesis(which),
+              (_, client) =>
+                emulatorBench(
+                  which,
+                  client,
+                  list('SCALE_EMULATOR', QUICK ? '16,64' : '16,64,256,512').map(Number),
+                  QUICK ? 3 : 20,
+                  log,
+                ),
+            )),
+          );
+      }
+      if (has('scale'))
+        report.scale = await scaleBench(
+          scaleRuns(parseSizes(process.env.SCALE ?? (QUICK ? '8x2' : '16x4,64x8')), kinesis),
+          zk,
+          startScaleKinesis,
+          QUICK,
+          log,
+        );
     }
     if (has('storm')) {
       const spouts = list('BENCH_STORM_SPOUTS', STORM_SPOUTS.join(','));

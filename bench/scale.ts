@@ -1,7 +1,8 @@
 /**
- * The scale benchmark: S shards read by T spout processes (real ZooKeeper, kinesis-local, session timeout
- * 6 s, one record put to every open shard every 0.5 s, every emit acked), for each size of SCALE (default
- * 16x4,64x8; BENCH_QUICK: 8x2). Per size, in order:
+ * The scale benchmark: S shards read by T spout processes (real ZooKeeper, a Kinesis emulator started for the
+ * run, session timeout 6 s, one record put to every open shard every 0.5 s, every emit acked), for each size
+ * of SCALE (default 16x4,64x8; BENCH_QUICK: 8x2) on each emulator of SCALE_KINESIS (kinesis-local by default;
+ * `fast`, ours; a size may name its own, `64x8@fast`). Per run, in order:
  *   start      every task started at once: time to every open shard emitted, and to leases balanced
  *   busy       a 10 s window with records flowing: per task ZooKeeper reads/writes per second, Kinesis calls
  *   idle       the producer paused: per task RSS, CPU, ZooKeeper and Kinesis calls per second
@@ -17,29 +18,68 @@ import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
-import { createStream } from '../test/helpers/kinesisAdmin';
+import { createStream, kinesisClient } from '../test/helpers/kinesisAdmin';
+import { markUnmetered } from '../test/helpers/fastKinesis/server';
 import type { KinesisServer } from '../test/helpers/kinesisServer';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
 import { cpuMicros, sleep, summarize, type Summary } from './lib';
 import { pickupBreakdown, windowCounts, type PickupBreakdown, type WindowCounts } from './scale/breakdown';
 import { ScaleWorld } from './scale/world';
 
+/**
+ * The Kinesis a scale run reads: kinesis-local (one Node thread answering every call in turn), or fast, the
+ * benchmarks' own emulator (test/helpers/fastKinesis/: every call answered on its own after a fixed latency).
+ */
+export const SCALE_KINESIS = ['kinesis-local', 'fast'] as const;
+export type ScaleKinesis = (typeof SCALE_KINESIS)[number];
+
 export interface ScaleSize {
   shards: number;
   tasks: number;
+  /** Set by `@<kinesis>` after the size; otherwise the run is made on each of SCALE_KINESIS. */
+  kinesis?: ScaleKinesis;
 }
 
-/** `16x4,64x8` -> sizes; a clear error naming SCALE otherwise. */
+/** `SCALE_KINESIS=fast,kinesis-local` -> the emulators; kinesis-local when unset. */
+export function parseKinesis(text: string | undefined, name = 'SCALE_KINESIS'): ScaleKinesis[] {
+  const list = (text ?? 'kinesis-local').split(',').filter(Boolean);
+  const bad = list.find((k) => !(SCALE_KINESIS as readonly string[]).includes(k));
+  if (bad !== undefined || list.length === 0)
+    throw new Error(`${name}: "${bad ?? text}" is not one of ${SCALE_KINESIS.join(', ')}`);
+  return list as ScaleKinesis[];
+}
+
+/** `16x4,64x8@fast` -> sizes; a clear error naming SCALE otherwise. */
 export function parseSizes(text: string): ScaleSize[] {
   return text
     .split(',')
     .filter(Boolean)
     .map((part) => {
-      const match = /^(\d+)x(\d+)$/.exec(part.trim());
+      const match = /^(\d+)x(\d+)(?:@([a-z-]+))?$/.exec(part.trim());
       if (!match || Number(match[2]) < 2 || Number(match[1]) < Number(match[2]))
-        throw new Error(`SCALE: "${part}" is not <shards>x<tasks> with tasks >= 2 and shards >= tasks (e.g. 64x8)`);
-      return { shards: Number(match[1]), tasks: Number(match[2]) };
+        throw new Error(
+          `SCALE: "${part}" is not <shards>x<tasks>[@<kinesis>] with tasks >= 2 and shards >= tasks (e.g. 64x8, 64x8@fast)`,
+        );
+      const size: ScaleSize = { shards: Number(match[1]), tasks: Number(match[2]) };
+      if (match[3] !== undefined) size.kinesis = parseKinesis(match[3], `SCALE "${part}"`)[0];
+      return size;
     });
+}
+
+/** SCALE_SPOUT_CONF: `kinesis.spout` keys every task of a run gets (a JSON object), e.g. `{"idlePollIntervalMs":250}`. */
+export function spoutOverrides(text = process.env.SCALE_SPOUT_CONF): Record<string, unknown> {
+  if (!text) return {};
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`SCALE_SPOUT_CONF: ${text} is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** The runs in order: each size on its own emulator, or on each of `kinesis` in turn (side by side). */
+export function scaleRuns(sizes: ScaleSize[], kinesis: ScaleKinesis[]): Required<ScaleSize>[] {
+  return sizes.flatMap((size) =>
+    size.kinesis ? [{ ...size, kinesis: size.kinesis }] : kinesis.map((k) => ({ ...size, kinesis: k })),
+  );
 }
 
 export interface PickupFigures {
@@ -57,6 +97,8 @@ export interface PickupFigures {
 export interface ScaleRun {
   shards: number;
   tasks: number;
+  /** Absent in results from before there was a choice: kinesis-local. */
+  kinesis?: ScaleKinesis;
   loadAverage: { before: number[]; after: number[] };
   /** Last task's pid handshake -> every open shard emitted; and from the first task's start. */
   allEmittedMs: { fromLastStart: number | undefined; fromFirstStart: number | undefined };
@@ -107,18 +149,18 @@ async function pickup(
 }
 
 export async function scaleRun(
-  size: ScaleSize,
+  size: Required<ScaleSize>,
   zk: ZooKeeperServer,
   server: KinesisServer,
   client: KinesisClient,
   quick: boolean,
   log: (line: string) => void,
 ): Promise<ScaleRun> {
-  const { shards, tasks } = size;
+  const { shards, tasks, kinesis } = size;
   const loadBefore = loadavg().map((x) => Math.round(x * 100) / 100);
   const stream = `bench-scale-${shards}x${tasks}-${randomUUID().slice(0, 8)}`;
   await createStream(client, stream, shards);
-  const world = new ScaleWorld(zk, server, client, stream, `scale-${shards}x${tasks}`, {});
+  const world = new ScaleWorld(zk, server, client, stream, `scale-${shards}x${tasks}`, spoutOverrides());
   await world.relist();
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
@@ -142,7 +184,7 @@ export async function scaleRun(
       allAt ?? performance.now(),
     );
     log(
-      `scale ${shards}x${tasks}: every shard emitted ${round(allAt && allAt - lastStart)} ms after the last task started ` +
+      `scale ${shards}x${tasks} on ${kinesis}: every shard emitted ${round(allAt && allAt - lastStart)} ms after the last task started ` +
         `(${round(allAt && allAt - firstStart)} ms after the first); balanced after ${round(balancedAt && balancedAt - lastStart)} ms`,
     );
     await sleep(1_000);
@@ -183,6 +225,7 @@ export async function scaleRun(
     const run: ScaleRun = {
       shards,
       tasks,
+      kinesis,
       loadAverage: { before: loadBefore, after: loadavg().map((x) => Math.round(x * 100) / 100) },
       allEmittedMs: {
         fromLastStart: round(allAt && allAt - lastStart),
@@ -219,7 +262,7 @@ export async function scaleRun(
     };
     log(
       `scale ${shards}x${tasks}: harness ${run.harness.cpuPercent} % CPU (loop delay p99 ${run.harness.loopDelayP99Ms} ms), ` +
-        `ZooKeeper ${run.servers.zooKeeperCpuPercent} %, kinesis-local ${run.servers.kinesisCpuPercent} %; ` +
+        `ZooKeeper ${run.servers.zooKeeperCpuPercent} %, ${kinesis} ${run.servers.kinesisCpuPercent} %; ` +
         `${run.records.put} records put, ${run.records.lost} lost, ${run.records.duplicates} duplicates; load ${run.loadAverage.after.join(' ')}`,
     );
     return run;
@@ -229,15 +272,25 @@ export async function scaleRun(
   }
 }
 
+/** Each run on a Kinesis emulator of its own, started for it and stopped after (a run leaves hundreds of shards). */
 export async function scaleBench(
-  sizes: ScaleSize[],
+  runs: Required<ScaleSize>[],
   zk: ZooKeeperServer,
-  server: KinesisServer,
-  client: KinesisClient,
+  startKinesis: (kinesis: ScaleKinesis) => Promise<KinesisServer>,
   quick: boolean,
   log: (line: string) => void,
 ): Promise<ScaleRun[]> {
-  const runs: ScaleRun[] = [];
-  for (const size of sizes) runs.push(await scaleRun(size, zk, server, client, quick, log));
-  return runs;
+  const out: ScaleRun[] = [];
+  for (const size of runs) {
+    const server = await startKinesis(size.kinesis);
+    // The producer's puts and the ACTIVE polling are the harness's: not held to the quotas the spouts meet.
+    const client = markUnmetered(kinesisClient(server));
+    try {
+      out.push(await scaleRun(size, zk, server, client, quick, log));
+    } finally {
+      client.destroy();
+      await server.stop();
+    }
+  }
+  return out;
 }

@@ -1,5 +1,6 @@
 /**
- * kinesis-local's own latency, measured apart from the spout: one client, one call at a time, on a stream of
+ * A Kinesis emulator's own latency (kinesis-local's, or the fast one's), measured apart from the spout: one
+ * client, one call at a time, on a stream of
  * n shards (one record in each): a whole listing (ListShards, every page), GetShardIterator and GetRecords
  * on shards drawn in turn, DescribeStreamSummary. What a pickup at n shards costs in the emulator alone.
  */
@@ -12,8 +13,11 @@ import {
 } from '@aws-sdk/client-kinesis';
 import { createStream, listAllShards, putRecords } from '../../test/helpers/kinesisAdmin';
 import { summarize, type Summary } from '../lib';
+import type { ScaleKinesis } from '../scale';
 
 export interface EmulatorFigures {
+  /** Absent in results from before there was a choice: kinesis-local. */
+  kinesis?: ScaleKinesis;
   shards: number;
   samples: number;
   listAllShardsMs: Summary;
@@ -33,6 +37,7 @@ async function timed(samples: number, call: (i: number) => Promise<unknown>): Pr
 }
 
 export async function emulatorBench(
+  kinesis: ScaleKinesis,
   client: KinesisClient,
   sizes: number[],
   samples: number,
@@ -56,6 +61,7 @@ export async function emulatorBench(
         );
       const iterators = await Promise.all(Array.from({ length: samples }, (_, i) => iterator(i)));
       const figures: EmulatorFigures = {
+        kinesis,
         shards,
         samples,
         listAllShardsMs: await timed(samples, () => listAllShards(client, stream)),
@@ -69,7 +75,7 @@ export async function emulatorBench(
       };
       out.push(figures);
       log(
-        `emulator at ${shards} shards: ListShards (all) ${figures.listAllShardsMs.median} ms, GetShardIterator ${figures.getShardIteratorMs.median} ms, ` +
+        `${kinesis} alone at ${shards} shards: ListShards (all) ${figures.listAllShardsMs.median} ms, GetShardIterator ${figures.getShardIteratorMs.median} ms, ` +
           `GetRecords ${figures.getRecordsMs.median} ms, DescribeStreamSummary ${figures.describeStreamSummaryMs.median} ms (medians of ${samples})`,
       );
     } finally {

@@ -11,6 +11,10 @@ const mm = (x: Summary) => `${s(x.median)} / ${s(x.max)}`;
 const mid = (x: Summary) => (Number.isNaN(x.median) ? '—' : String(x.median));
 const span = (x: Summary) => (x.min === x.max ? `${x.median}` : `${x.min}–${x.max}`);
 
+/** The size and the emulator it ran on (results from before there was a choice ran on kinesis-local). */
+const label = (x: { shards: number; tasks: number; kinesis?: string }, times = ' × ') =>
+  `${x.shards}${times}${x.tasks}, ${x.kinesis ?? 'kinesis-local'}`;
+
 function breakdownLine(what: string, b: PickupBreakdown): string {
   const rtt = (op: string) => (b.kinesisRttMs[op] ? `${b.kinesisRttMs[op].median}/${b.kinesisRttMs[op].p99}` : '—');
   return (
@@ -30,8 +34,9 @@ export function scaleSections(r: {
   if (r.scale?.length) {
     out.push(
       '',
-      '**Scale** (real ZooKeeper and kinesis-local, S shards read by T spout processes driven as ShellSpout drives them, ' +
-        'session timeout 6 s, one record put to every open shard every 0.5 s, every emit acked; one run per size; reshard pickups from the ' +
+      '**Scale** (real ZooKeeper and a Kinesis emulator: kinesis-local, or fast, ours, answering every call on its own after a fixed 15 ms; ' +
+        'S shards read by T spout processes driven as ShellSpout drives them, ' +
+        'session timeout 6 s, one record put to every open shard every 0.5 s, every emit acked; one row per run, in the order run; reshard pickups from the ' +
         'emulator reporting the stream ACTIVE; per task figures: median (min–max) over the tasks):',
       '',
       '| shards × tasks | start → every shard emitted (from the last task started) | → leases balanced | UpdateShardCount ×2 → new shards’ first emit (min / median / max) | ÷2 (min / median / max) | SIGKILL of one task → its shards emit again (median / max) | load average (1 min) before → after | lost / duplicates |',
@@ -39,18 +44,18 @@ export function scaleSections(r: {
     );
     for (const x of r.scale)
       out.push(
-        `| ${x.shards} × ${x.tasks} | ${s(x.allEmittedMs.fromLastStart)} | ${s(x.balancedMs)} | ${mmm(x.double.firstEmitMs)} | ${mmm(x.halve.firstEmitMs)} | ` +
+        `| ${label(x)} | ${s(x.allEmittedMs.fromLastStart)} | ${s(x.balancedMs)} | ${mmm(x.double.firstEmitMs)} | ${mmm(x.halve.firstEmitMs)} | ` +
           `${mm(x.kill.firstEmitMs)} (${x.kill.orphans} shards) | ${x.loadAverage.before[0]} → ${x.loadAverage.after[0]} | ${x.records.lost} / ${x.records.duplicates} |`,
       );
     out.push(
       '',
-      '| shards × tasks | RSS per task, idle | CPU per task, idle | ZooKeeper reads / writes per s per task, idle | the same, busy | GetRecords per s per task, idle | ListShards / GetShardIterator per task over the run | harness CPU (driver, proxies, producer) / event-loop delay p99 | ZooKeeper / kinesis-local CPU |',
+      '| shards × tasks | RSS per task, idle | CPU per task, idle | ZooKeeper reads / writes per s per task, idle | the same, busy | GetRecords per s per task, idle | ListShards / GetShardIterator per task over the run | harness CPU (driver, proxies, producer) / event-loop delay p99 | ZooKeeper / Kinesis emulator CPU |',
       '|---|---|---|---|---|---|---|---|---|',
     );
     for (const x of r.scale) {
       const total = (op: 'listShards' | 'getShardIterator') => `${x.perTaskCalls ? mid(x.perTaskCalls[op]) : '—'}`;
       out.push(
-        `| ${x.shards} × ${x.tasks} | ${x.idle.rssMiB.median} MiB (${span(x.idle.rssMiB)}) | ${x.idle.cpuPercent.median} % (${span(x.idle.cpuPercent)}) | ` +
+        `| ${label(x)} | ${x.idle.rssMiB.median} MiB (${span(x.idle.rssMiB)}) | ${x.idle.cpuPercent.median} % (${span(x.idle.cpuPercent)}) | ` +
           `${x.idle.zkReadsPerSecond.median} / ${x.idle.zkWritesPerSecond.median} | ${x.busy.zkReadsPerSecond.median} / ${x.busy.zkWritesPerSecond.median} | ` +
           `${x.idle.getRecordsPerSecond.median} | ${total('listShards')} / ${total('getShardIterator')} | ${x.harness.cpuPercent} % of a core / ${x.harness.loopDelayP99Ms} ms | ` +
           `${x.servers.zooKeeperCpuPercent} % / ${x.servers.kinesisCpuPercent} % |`,
@@ -66,10 +71,10 @@ export function scaleSections(r: {
       '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     );
     for (const x of r.scale) {
-      out.push(breakdownLine(`${x.shards}×${x.tasks} start`, x.startBreakdown));
-      out.push(breakdownLine(`${x.shards}×${x.tasks} ×2`, x.double.breakdown));
-      out.push(breakdownLine(`${x.shards}×${x.tasks} ÷2`, x.halve.breakdown));
-      out.push(breakdownLine(`${x.shards}×${x.tasks} SIGKILL`, x.kill.breakdown));
+      out.push(breakdownLine(`${label(x, '×')}: start`, x.startBreakdown));
+      out.push(breakdownLine(`${label(x, '×')}: ×2`, x.double.breakdown));
+      out.push(breakdownLine(`${label(x, '×')}: ÷2`, x.halve.breakdown));
+      out.push(breakdownLine(`${label(x, '×')}: SIGKILL`, x.kill.breakdown));
     }
   }
   if (r.scaleSim?.length) {
@@ -92,15 +97,15 @@ export function scaleSections(r: {
   if (r.emulator?.length) {
     out.push(
       '',
-      "**kinesis-local alone** (one client, one call at a time, medians (min–max) in ms; the emulator's share of every figure above):",
+      "**The emulators alone** (one client, one call at a time, medians (min–max) in ms; the emulator's share of every figure above):",
       '',
-      '| shards | ListShards, whole listing | GetShardIterator | GetRecords | DescribeStreamSummary |',
+      '| emulator, shards | ListShards, whole listing | GetShardIterator | GetRecords | DescribeStreamSummary |',
       '|---|---|---|---|---|',
     );
     const f = (x: Summary) => `${x.median} (${x.min}–${x.max})`;
     for (const e of r.emulator)
       out.push(
-        `| ${e.shards} | ${f(e.listAllShardsMs)} | ${f(e.getShardIteratorMs)} | ${f(e.getRecordsMs)} | ${f(e.describeStreamSummaryMs)} |`,
+        `| ${e.kinesis ?? 'kinesis-local'}, ${e.shards} | ${f(e.listAllShardsMs)} | ${f(e.getShardIteratorMs)} | ${f(e.getRecordsMs)} | ${f(e.describeStreamSummaryMs)} |`,
       );
   }
   return out;

@@ -10,6 +10,7 @@ import { createStream } from './kinesisAdmin';
 import { servicesForFile, uniqueName, type Services } from './fixture';
 import { Flow } from './flow';
 import { type FanOutServer, type FanOutSettings, startFanOutServer } from './fanOutServer';
+import type { KinesisServer } from './kinesisServer';
 
 export type ReadMode = 'polling' | 'fanOut';
 
@@ -31,6 +32,8 @@ export interface FlowSuiteOptions {
   readMode?: ReadMode;
   /** The front's settings (fan-out only). */
   fanOut?: Partial<FanOutSettings>;
+  /** The Kinesis emulator for the file (kinesis-local unless told). */
+  startKinesis?: () => Promise<KinesisServer>;
 }
 
 export function flowSuite(options: FlowSuiteOptions = {}) {
@@ -42,7 +45,7 @@ export function flowSuite(options: FlowSuiteOptions = {}) {
     await current?.stop();
     current = undefined;
     for (const thing of toClose.splice(0)) await thing.close();
-  });
+  }, options.startKinesis);
   const frontSettings = { activationMs: 200, ...options.fanOut };
   if (readMode === 'fanOut') {
     // Registered after servicesForFile's, so run after it: kinesis-local is up.

@@ -1,7 +1,8 @@
-/** Kinesis emulators (kinesis-local a.k.a. kinesis-mock, and kinesalite) as child processes. */
+/** Kinesis emulators (kinesis-local a.k.a. kinesis-mock, kinesalite, and our own fastKinesis/) as child processes. */
 import type { ChildProcess } from 'node:child_process';
 import { get } from 'node:http';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import type { FastKinesisServerOptions } from './fastKinesis/server';
 import { freePort, scratchDir, spawnLogged, stopProcess, waitUntilReady } from './ports';
 
 export interface KinesisServer {
@@ -73,6 +74,17 @@ export async function startKinesalite(): Promise<KinesisServer> {
   return launch('kinesalite', process.execPath, args, process.env, port, () => true);
 }
 
+/**
+ * The benchmarks' own emulator (test/helpers/fastKinesis/): every call answered on its own after a fixed
+ * `latencyMs` (15 by default), Kinesis's call quotas enforced, reshards UPDATING for `transitionMs` (100).
+ */
+export async function startFastKinesis(options: Partial<FastKinesisServerOptions> = {}): Promise<KinesisServer> {
+  const root = resolve(__dirname, '../..');
+  const port = await freePort();
+  const args = ['--import', 'tsx', join(__dirname, 'fastKinesis/main.ts'), String(port), JSON.stringify(options)];
+  return launch('fast-kinesis', process.execPath, args, process.env, port, (status) => status === 200, root);
+}
+
 async function launch(
   name: string,
   command: string,
@@ -80,10 +92,11 @@ async function launch(
   env: NodeJS.ProcessEnv,
   port: number,
   healthy: (status: number) => boolean,
+  cwd?: string,
 ): Promise<KinesisServer> {
   const logFile = join(scratchDir(`${name}-`), `${name}.log`);
   const endpoint = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawnLogged(command, args, { env, logFile });
+  const child: ChildProcess = spawnLogged(command, args, { env, logFile, cwd });
   const probe = async () => {
     const status = await httpStatus(`${endpoint}/healthcheck`);
     return status !== undefined && healthy(status);

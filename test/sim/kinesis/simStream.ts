@@ -26,7 +26,7 @@ export interface SimShard {
   children: string[];
 }
 
-const MAX_HASH = (1n << 128n) - 1n;
+export const MAX_HASH = (1n << 128n) - 1n;
 /** Real sequence numbers are 56 digits; these are as long, so they compare as BigInt only. */
 const SEQUENCE_BASE = 49_600_000_000_000_000_000_000_000_000_000_000_000_000_000_000_000_000n;
 
@@ -85,6 +85,11 @@ export class SimStream {
   put(partitionKey: string, hashFraction: number, data: Uint8Array, users = 0): SimRecord {
     const hash = (MAX_HASH * BigInt(Math.floor(hashFraction * 1e9))) / 1_000_000_000n;
     const shard = this.open().find((s) => s.startingHashKey <= hash && hash <= s.endingHashKey)!;
+    return this.append(shard, partitionKey, data, users);
+  }
+
+  /** Appends one record to `shard` (open; the caller routed it) with the next sequence number. */
+  append(shard: SimShard, partitionKey: string, data: Uint8Array, users = 0): SimRecord {
     const record: SimRecord = {
       shardId: shard.shardId,
       sequenceNumber: this.sequence(),
@@ -105,9 +110,14 @@ export class SimStream {
   split(shard: SimShard, skew: number): [SimShard, SimShard] {
     const width = shard.endingHashKey - shard.startingHashKey;
     const at = shard.startingHashKey + (width * BigInt(Math.floor((0.5 + skew) * 1000))) / 1000n;
+    return this.splitAt(shard, at + 1n);
+  }
+
+  /** SplitShard's split: the children hold [start, newStartingHashKey - 1] and [newStartingHashKey, end]. */
+  splitAt(shard: SimShard, newStartingHashKey: bigint): [SimShard, SimShard] {
     this.close(shard);
-    const low = this.addShard([shard.shardId], shard.startingHashKey, at);
-    const high = this.addShard([shard.shardId], at + 1n, shard.endingHashKey);
+    const low = this.addShard([shard.shardId], shard.startingHashKey, newStartingHashKey - 1n);
+    const high = this.addShard([shard.shardId], newStartingHashKey, shard.endingHashKey);
     shard.children.push(low.shardId, high.shardId);
     return [low, high];
   }
@@ -120,10 +130,12 @@ export class SimStream {
     return pairs;
   }
 
+  /** MergeShards: `adjacent`'s range must touch `shard`'s, on either side; the child is their union. */
   merge(shard: SimShard, adjacent: SimShard): SimShard {
     this.close(shard);
     this.close(adjacent);
-    const child = this.addShard([shard.shardId, adjacent.shardId], shard.startingHashKey, adjacent.endingHashKey);
+    const [low, high] = shard.startingHashKey < adjacent.startingHashKey ? [shard, adjacent] : [adjacent, shard];
+    const child = this.addShard([shard.shardId, adjacent.shardId], low.startingHashKey, high.endingHashKey);
     shard.children.push(child.shardId);
     adjacent.children.push(child.shardId);
     return child;
