@@ -36,9 +36,38 @@ export interface PollingReaderOptions {
   maxGetRecordsPerSecond: number;
 }
 
-/** GetRecords readers for every shard of `options.stream`. */
+/** GetRecords readers for every shard of `options.stream`, one `IdleReaders` between them. */
 export function pollingReaders(options: PollingReaderOptions): ShardReaderFactory {
-  return (shardId, events) => new PollingReader(options, shardId, events);
+  const idle = new IdleReaders();
+  return (shardId, events) => new PollingReader(options, shardId, events, idle);
+}
+
+/**
+ * The caught-up readers of one stream, each waiting out its idle interval. A caught-up reader learns that
+ * its shard was closed only at its next call, and a reshard closes shards together (UpdateShardCount every
+ * open one): the first reader of the stream to reach a shard's end wakes the others, which call at once
+ * (within their call budget) instead of up to `idlePollIntervalMs` later, so that children are read sooner.
+ */
+export class IdleReaders {
+  private readonly waiting = new Set<() => void>();
+
+  /** Resolves after `ms`, when `stopped` aborts, or when `wakeAll` is called, whichever comes first. */
+  async wait(scheduler: Scheduler, ms: number, stopped: AbortSignal): Promise<void> {
+    const woken = new AbortController();
+    const wake = () => woken.abort();
+    this.waiting.add(wake);
+    stopped.addEventListener('abort', wake, { once: true });
+    try {
+      await scheduler.sleep(ms, woken.signal);
+    } finally {
+      this.waiting.delete(wake);
+      stopped.removeEventListener('abort', wake);
+    }
+  }
+
+  wakeAll(): void {
+    for (const wake of [...this.waiting]) wake();
+  }
 }
 
 function errorName(err: unknown): string {
@@ -57,6 +86,7 @@ export class PollingReader implements ShardRecordReader {
     private readonly options: PollingReaderOptions,
     private readonly shardId: string,
     private readonly events: ShardReaderEvents,
+    private readonly idle = new IdleReaders(),
   ) {
     this.rate = new ReadRate({ budgetPerSecond: options.maxGetRecordsPerSecond });
   }
@@ -112,7 +142,8 @@ export class PollingReader implements ShardRecordReader {
         caughtUp = false;
         // ±20 %: readers taken in one round would otherwise poll in step, all at once, every interval
         // (as many sockets open at once as shards, and new ones each time past the pool's idle few).
-        await this.sleep(this.options.idlePollIntervalMs * (0.8 + 0.4 * this.options.scheduler.random()));
+        const interval = this.options.idlePollIntervalMs * (0.8 + 0.4 * scheduler.random());
+        await this.idle.wait(scheduler, interval, this.signal);
         continue;
       }
       try {
@@ -145,6 +176,7 @@ export class PollingReader implements ShardRecordReader {
           this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
         events.records(records, response.MillisBehindLatest);
         if (!response.NextShardIterator) {
+          this.idle.wakeAll();
           events.end(childShardNodes(response.ChildShards));
           return;
         }

@@ -8,7 +8,7 @@ import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kine
 import type { KinesisApi } from '../../../src/kinesis/client';
 import type { KinesisRecord } from '../../../src/kinesis/records';
 import type { ShardReaderEvents } from '../../../src/kinesis/reader';
-import { PollingReader } from '../../../src/kinesis/shardReader';
+import { IdleReaders, PollingReader } from '../../../src/kinesis/shardReader';
 import { TokenBucket } from '../../helpers/httpFaultProxy';
 import { Random } from '../../sim/random';
 import { Owner, SimLoop, settle, VirtualScheduler } from '../../sim/virtualTime';
@@ -80,7 +80,14 @@ function readerOf(loop: SimLoop, kinesis: KinesisApi, budget: number, seed: numb
 }
 
 /** A reader of SHARD in virtual time, 10 records a call. */
-function pollingReader(loop: SimLoop, kinesis: KinesisApi, events: ShardReaderEvents, budget: number, seed: number) {
+function pollingReader(
+  loop: SimLoop,
+  kinesis: KinesisApi,
+  events: ShardReaderEvents,
+  budget: number,
+  seed: number,
+  idle?: IdleReaders,
+) {
   const scheduler = new VirtualScheduler(loop, new Owner(`app-${seed}`), new Random(seed), 0);
   return new PollingReader(
     {
@@ -93,6 +100,7 @@ function pollingReader(loop: SimLoop, kinesis: KinesisApi, events: ShardReaderEv
     },
     SHARD,
     events,
+    idle,
   );
 }
 
@@ -267,5 +275,31 @@ describe('PollingReader: a shard read at its tip', () => {
     await reader.stop();
     expect(shard.calls.length).toBeGreaterThanOrEqual(95);
     expect(got.length).toBeGreaterThanOrEqual(950);
+  });
+
+  it("wakes the caught-up readers of a stream when one of them reaches a closed shard's end", async () => {
+    const loop = new SimLoop();
+    const CLOSED_AT = 5_000;
+    // Caught up and empty until every shard is closed at once (as UpdateShardCount closes them).
+    const kinesis: KinesisApi = {
+      send: (async (command: unknown) => {
+        if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
+        if (loop.now < CLOSED_AT) return { Records: [], NextShardIterator: 'at:0', MillisBehindLatest: 0 };
+        return { Records: [], ChildShards: [], MillisBehindLatest: 0 };
+      }) as KinesisApi['send'],
+    };
+    const idle = new IdleReaders();
+    const endedAt: number[] = [];
+    const readers = Array.from({ length: 8 }, (_, i) =>
+      pollingReader(loop, kinesis, ownerEvents({ end: () => endedAt.push(loop.now) }), 5, 10 + i, idle),
+    );
+    for (const reader of readers) reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    await loop.run(CLOSED_AT + 3_000, () => undefined);
+    await Promise.all(readers.map((r) => r.stop()));
+    expect(endedAt).toHaveLength(8);
+    // Within a call's spacing at 5 calls/s (61 ms here); each would otherwise call again up to 1.2 s (its
+    // jittered interval) after the close (911 ms apart here without the wake).
+    expect(Math.max(...endedAt) - Math.min(...endedAt)).toBeLessThanOrEqual(250);
   });
 });
