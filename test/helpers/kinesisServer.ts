@@ -39,9 +39,13 @@ const DURATION_VARIABLES = [
  * kinesis-local on free ports. `shardLimit`: the account's open shard limit (the scale benchmark raises it);
  * `env`: further settings of its own (e.g. `INITIALIZE_STREAMS`).
  */
-export async function startKinesisLocal(
+export function startKinesisLocal(
   options: { shardLimit?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<KinesisServer> {
+  return onFreePorts(() => kinesisLocalOnce(options));
+}
+
+async function kinesisLocalOnce(options: { shardLimit?: number; env?: NodeJS.ProcessEnv }): Promise<KinesisServer> {
   const main = require.resolve('kinesis-local/main.js');
   const port = await freePort();
   let tlsPort = await freePort();
@@ -65,7 +69,11 @@ export async function startKinesisLocal(
 }
 
 /** kinesalite keeps everything in memory (memdown) unless --path is given, so no native leveldown is needed. */
-export async function startKinesalite(): Promise<KinesisServer> {
+export function startKinesalite(): Promise<KinesisServer> {
+  return onFreePorts(kinesaliteOnce);
+}
+
+async function kinesaliteOnce(): Promise<KinesisServer> {
   const cli = require.resolve('kinesalite/cli.js');
   const port = await freePort();
   const args = [cli, '--port', String(port), '--createStreamMs', '0', '--deleteStreamMs', '0'];
@@ -78,11 +86,29 @@ export async function startKinesalite(): Promise<KinesisServer> {
  * The benchmarks' own emulator (test/helpers/fastKinesis/): every call answered on its own after a fixed
  * `latencyMs` (15 by default), Kinesis's call quotas enforced, reshards UPDATING for `transitionMs` (100).
  */
-export async function startFastKinesis(options: Partial<FastKinesisServerOptions> = {}): Promise<KinesisServer> {
+export function startFastKinesis(options: Partial<FastKinesisServerOptions> = {}): Promise<KinesisServer> {
+  return onFreePorts(() => fastKinesisOnce(options));
+}
+
+async function fastKinesisOnce(options: Partial<FastKinesisServerOptions>): Promise<KinesisServer> {
   const root = resolve(__dirname, '../..');
   const port = await freePort();
   const args = ['--import', 'tsx', join(__dirname, 'fastKinesis/main.ts'), String(port), JSON.stringify(options)];
   return launch('fast-kinesis', process.execPath, args, process.env, port, (status) => status === 200, root);
+}
+
+/**
+ * A server started on ports found free just before: another process (a jest worker's server, a Storm JVM)
+ * can bind one of them in between, and the server then exits on EADDRINUSE: it is started again on others.
+ */
+async function onFreePorts(start: () => Promise<KinesisServer>, attempts = 3): Promise<KinesisServer> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= attempts || !String((err as Error)?.message).includes('EADDRINUSE')) throw err;
+    }
+  }
 }
 
 async function launch(
