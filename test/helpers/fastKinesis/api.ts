@@ -91,6 +91,19 @@ function shardOut(shard: SimShard): Json {
   return out;
 }
 
+/** What DescribeStream and DescribeStreamSummary both say of a stream. */
+function describedStream(stream: FastStream): Json {
+  return {
+    StreamName: stream.name,
+    StreamARN: stream.arn,
+    StreamStatus: stream.status,
+    StreamModeDetails: { StreamMode: 'PROVISIONED' },
+    RetentionPeriodHours: 24,
+    StreamCreationTimestamp: seconds(stream.model.createdMs),
+    EnhancedMonitoring: [{ ShardLevelMetrics: [] }],
+  };
+}
+
 function recordOut(record: SimRecord): Json {
   return {
     SequenceNumber: record.sequenceNumber,
@@ -296,13 +309,7 @@ export class FastKinesis {
     this.throttle('summary', QUOTA.describeStreamSummary, 'DescribeStreamSummary');
     return {
       StreamDescriptionSummary: {
-        StreamName: stream.name,
-        StreamARN: stream.arn,
-        StreamStatus: stream.status,
-        StreamModeDetails: { StreamMode: 'PROVISIONED' },
-        RetentionPeriodHours: 24,
-        StreamCreationTimestamp: seconds(stream.model.createdMs),
-        EnhancedMonitoring: [{ ShardLevelMetrics: [] }],
+        ...describedStream(stream),
         EncryptionType: 'NONE',
         OpenShardCount: stream.openCount,
         ConsumerCount: 0,
@@ -319,15 +326,9 @@ export class FastKinesis {
     const page = stream.shards.slice(from, from + limit);
     return {
       StreamDescription: {
-        StreamName: stream.name,
-        StreamARN: stream.arn,
-        StreamStatus: stream.status,
-        StreamModeDetails: { StreamMode: 'PROVISIONED' },
+        ...describedStream(stream),
         Shards: page.map(shardOut),
         HasMoreShards: from + page.length < stream.shards.length,
-        RetentionPeriodHours: 24,
-        StreamCreationTimestamp: seconds(stream.model.createdMs),
-        EnhancedMonitoring: [{ ShardLevelMetrics: [] }],
         EncryptionType: 'NONE',
       },
     };

@@ -16,6 +16,14 @@ import { Owner, SimLoop, settle, VirtualScheduler } from '../../sim/virtualTime'
 const SHARD = 'shardId-000000000000';
 const seq = (n: number) => String(n).padStart(20, '0');
 
+/** `n` records of one byte from index `from`, as GetRecords returns them. */
+const recordsAt = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    SequenceNumber: seq(from + i),
+    PartitionKey: 'k',
+    Data: new Uint8Array([1]),
+  }));
+
 /** One shard holding an endless backlog; iterators are `at:<index>`. */
 function fakeShard(loop: SimLoop) {
   const bucket = new TokenBucket(5, 5, 0);
@@ -38,11 +46,7 @@ function fakeShard(loop: SimLoop) {
         const from = Number(command.input.ShardIterator!.slice(3));
         const n = command.input.Limit ?? 10;
         return {
-          Records: Array.from({ length: n }, (_, i) => ({
-            SequenceNumber: seq(from + i),
-            PartitionKey: 'k',
-            Data: new Uint8Array([1]),
-          })),
+          Records: recordsAt(from, n),
           NextShardIterator: `at:${from + n}`,
           MillisBehindLatest: 60_000,
         };
@@ -224,11 +228,7 @@ describe('PollingReader: a shard read at its tip', () => {
         const arrived = Math.floor(loop.now / everyMs);
         const n = Math.max(0, Math.min(command.input.Limit ?? 10, arrived - from));
         return {
-          Records: Array.from({ length: n }, (_, i) => ({
-            SequenceNumber: seq(from + i),
-            PartitionKey: 'k',
-            Data: new Uint8Array([1]),
-          })),
+          Records: recordsAt(from, n),
           NextShardIterator: `at:${from + n}`,
           MillisBehindLatest: 0,
         };
