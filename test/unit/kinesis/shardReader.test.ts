@@ -302,4 +302,34 @@ describe('PollingReader: a shard read at its tip', () => {
     // jittered interval) after the close (911 ms apart here without the wake).
     expect(Math.max(...endedAt) - Math.min(...endedAt)).toBeLessThanOrEqual(250);
   });
+
+  it('keeps a reader woken again and again within its call budget', async () => {
+    const loop = new SimLoop();
+    const idle = new IdleReaders();
+    // One shard that stays open, caught up and empty...
+    const callsAt: number[] = [];
+    const open: KinesisApi = {
+      send: (async (command: unknown) => {
+        if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
+        callsAt.push(loop.now);
+        return { Records: [], NextShardIterator: 'at:0', MillisBehindLatest: 0 };
+      }) as KinesisApi['send'],
+    };
+    const reader = pollingReader(loop, open, ownerEvents({}), 5, 30, idle);
+    reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    await loop.run(3_000, () => undefined);
+    // ...while the stream's other shards end one every 50 ms, each end waking it.
+    for (let at = 3_000; at < 6_000; at += 50) {
+      await loop.run(at, () => undefined);
+      idle.wakeAll();
+      await settle();
+    }
+    await loop.run(7_000, () => undefined);
+    await reader.stop();
+    const gaps = callsAt.slice(1).map((at, i) => at - callsAt[i]);
+    // Woken 60 times in 3 s, it still calls at most 5 times a second.
+    expect(callsAt.filter((at) => at >= 3_000 && at < 6_000).length).toBeGreaterThanOrEqual(12);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(200);
+  });
 });
