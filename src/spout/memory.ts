@@ -61,7 +61,7 @@ export function shardShare(limits: MemoryLimits, shardsHeld: number): Held {
  * call has a fixed cost (signing, the SDK's middleware, HTTP: 1-2 ms of CPU, as much as a few hundred
  * records' own); the half still buffered feeds Storm meanwhile.
  */
-export function refillBelow(limits: Pick<MemoryLimits, 'shardBufferSize' | 'maxRecordsPerRequest'>): number {
+function refillBelow(limits: Pick<MemoryLimits, 'shardBufferSize' | 'maxRecordsPerRequest'>): number {
   return limits.shardBufferSize - Math.min(limits.maxRecordsPerRequest, Math.ceil(limits.shardBufferSize / 2));
 }
 

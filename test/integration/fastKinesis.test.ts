@@ -40,8 +40,7 @@ import {
 } from '../helpers/kinesisAdmin';
 import { startFastKinesis } from '../helpers/kinesisServer';
 import { createKinesisClient } from '../../src/kinesis/client';
-
-const MAX_HASH = (1n << 128n) - 1n;
+import { MAX_HASH } from '../sim/kinesis/simStream';
 
 describe('fast emulator against the SDK client', () => {
   let server: RunningFastKinesis;
