@@ -303,6 +303,27 @@ describe('PollingReader: a shard read at its tip', () => {
     expect(Math.max(...endedAt) - Math.min(...endedAt)).toBeLessThanOrEqual(250);
   });
 
+  it('reads back to back while behind, though answers come short of the limit', async () => {
+    const loop = new SimLoop();
+    // Kinesis may answer a reader that is behind with fewer records than asked for: it is not caught up.
+    let calls = 0;
+    const behind: KinesisApi = {
+      send: (async (command: unknown) => {
+        if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
+        const from = Number((command as GetRecordsCommand).input.ShardIterator!.slice(3));
+        calls += 1;
+        return { Records: recordsAt(from, 3), NextShardIterator: `at:${from + 3}`, MillisBehindLatest: 60_000 };
+      }) as KinesisApi['send'],
+    };
+    const reader = pollingReader(loop, behind, ownerEvents({}), 5, 40);
+    reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    await loop.run(10_000, () => undefined);
+    await reader.stop();
+    // At the budget (5 a second), not once per idle interval.
+    expect(calls).toBeGreaterThanOrEqual(45);
+  });
+
   it('keeps a reader woken again and again within its call budget', async () => {
     const loop = new SimLoop();
     const idle = new IdleReaders();
