@@ -72,8 +72,9 @@ test('the synthetic runs start node as KinesisShellSpout does (spoutKinesis is K
 });
 
 test('a paced synthetic shard returns what arrived at its rate, never more, and still says it is behind', async () => {
-  const client = syntheticKinesis({ shards: 1, payloadBytes: 10, recordsPerSecond: 1_000 });
+  // Before the client: its clock starts while it is made, and what arrives is bounded by the time since.
   const started = performance.now();
+  const client = syntheticKinesis({ shards: 1, payloadBytes: 10, recordsPerSecond: 1_000 });
   const read = async (after: number) =>
     (await client.send(
       new GetRecordsCommand({ ShardIterator: `shardId-000000000000|${after}`, Limit: 10_000 }),
