@@ -214,9 +214,13 @@ export class FastKinesis {
     return this.options.limits && !this.unmetered;
   }
 
+  /** True when `n` more calls (or records) under `key` fit its quota this second (counted), or nothing is metered. */
+  private within(key: string, limit: number, n = 1): boolean {
+    return !this.metered || this.quotas.take(key, limit, this.clock(), n);
+  }
+
   private throttle(key: string, limit: number, what: string, type = 'LimitExceededException', n = 1): void {
-    if (this.metered && !this.quotas.take(key, limit, this.clock(), n))
-      throw new KinesisFault(type, `Rate exceeded for ${what}`);
+    if (!this.within(key, limit, n)) throw new KinesisFault(type, `Rate exceeded for ${what}`);
   }
 
   /** The stream a request names (StreamName or StreamARN, or both if they agree), in any status. */
@@ -502,11 +506,7 @@ export class FastKinesis {
     const data = base64(entry.Data, 'Data');
     const explicit = text(entry, 'ExplicitHashKey');
     const shard = stream.route(explicit === undefined ? hashKeyOf(partitionKey) : hashKey(explicit, 'ExplicitHashKey'));
-    if (
-      this.metered &&
-      !this.quotas.take(`${stream.generation}:put:${shard.shardId}`, QUOTA.putRecordsPerShard, this.clock())
-    )
-      return undefined;
+    if (!this.within(`${stream.generation}:put:${shard.shardId}`, QUOTA.putRecordsPerShard)) return undefined;
     return stream.model.append(shard, partitionKey, data);
   }
 
