@@ -209,7 +209,7 @@ export class Coordinator {
     let bytesPerSec = 0;
     let recordsPerSec = 0;
     for (const shard of this.held.byId.values()) {
-      const load = shard.throughput.meter.at(now);
+      const load = shard.throughput.load(now);
       bytesPerSec += load.bytesPerSec;
       recordsPerSec += load.recordsPerSec;
     }

@@ -22,7 +22,7 @@ export function publishLoads(
   for (const shard of shards) {
     if (shard.phase.kind !== 'reading') continue;
     const { throughput } = shard;
-    const load = storedLoad(throughput.meter.at(now));
+    const load = storedLoad(throughput.load(now));
     if (!publishDue(throughput.published, load, now, throughput.heldSince)) continue;
     // Marked at once, so the next tick does not queue it again while this write waits.
     const before = throughput.published;

@@ -8,10 +8,9 @@ import type { ShardNode } from '../../core/shard';
 import { describeError } from '../../errors';
 import { isThrottling, kinesisProblem } from '../../kinesis/errors';
 import type { ShardReaderEvents } from '../../kinesis/reader';
-import { type KinesisRecord, messageId } from '../../kinesis/records';
-import { ARRIVAL_SLACK_MS } from './throughput';
+import { messageId } from '../../kinesis/records';
 import { LogLevel } from '../../core/log';
-import { fetchRoom, type Held, recordBytes } from '../memory';
+import { fetchRoom, type Held } from '../memory';
 import { ProcessCounter, type SpoutMetrics } from '../metrics';
 import type { AggregateNotices, OwnedShard } from '../ownedShard';
 import type { Reporter } from '../../core/log';
@@ -39,24 +38,6 @@ export interface ReaderContext {
   wallNow(): number;
 }
 
-/**
- * Into the shard's throughput goes what arrived in the stream while it is held here, not the backlog read
- * after its take (the checkpoint's lag, or a whole retention period): that is catching up, not the
- * shard's load, and would make a task just handed a shard look hot.
- */
-function countLoad(shard: OwnedShard, records: readonly KinesisRecord[], context: ReaderContext): void {
-  const { throughput } = shard;
-  throughput.countFromWall ??= context.wallNow() - ARRIVAL_SLACK_MS;
-  let counted = 0;
-  let bytes = 0;
-  for (const record of records) {
-    if (record.arrivalMs < throughput.countFromWall) continue;
-    counted += 1;
-    bytes += recordBytes(record);
-  }
-  if (counted > 0) throughput.meter.record(counted, bytes, context.now());
-}
-
 export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardReaderEvents {
   const { config, metrics, reporter } = context;
   const notices = aggregateNotices(shard.shardId, reporter);
@@ -77,10 +58,8 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       shard.reserved = 0;
       if (!context.reading(shard)) return;
       shard.push(records, notices);
-      if (records.length > 0) {
-        countLoad(shard, records, context);
-        context.fetched(shard);
-      }
+      shard.throughput.deliver(records, millisBehindLatest, context.now(), context.wallNow());
+      if (records.length > 0) context.fetched(shard);
       metrics.lag(shard.shardId, millisBehindLatest);
     },
     end: (children) => {
