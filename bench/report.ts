@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { FanOutFigures } from './fanOut';
 import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
+import type { BalanceFigures } from './balance';
 import { join } from 'node:path';
 import { replaceBetween } from '../scripts/generated';
 import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
@@ -42,6 +43,7 @@ export interface Report {
   throughput?: ThroughputFigures[];
   fanOut?: FanOutFigures;
   twoApps?: TwoAppsFigures;
+  balance?: BalanceFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
   /** CPU per record of reading GetRecords answers (bench/decode.ts). */
@@ -168,6 +170,7 @@ function sections(r: Report): string[] {
     );
   if (r.fanOut) out.push('', ...fanOutSection(r.fanOut));
   if (r.twoApps) out.push('', ...twoAppsSection(r.twoApps));
+  if (r.balance) out.push('', ...balanceSection(r.balance));
   if (r.decode) out.push('', ...decodeSection(r.decode));
   out.push(...scaleSections(r));
   return out;
@@ -231,6 +234,20 @@ function twoAppsSection(t: TwoAppsFigures): string[] {
   return out;
 }
 
+function balanceSection(b: BalanceFigures): string[] {
+  const out = [
+    `**Balance by throughput** (kinesis-local and ZooKeeper; ${b.shards} shards, one put to at ${b.hotRate} times each other's rate, 200-byte records every 0.5 s; ${b.tasks} spout processes driven as ShellSpout drives them, every emit acked, default settings but \`balance\`; one row per run, modes alternating; times from the first task's start; balanced: the tasks' put rates, as the producer put them, within ±10 % of their mean and staying there for 3 s; loads at the end in units of a cold shard's rate; lost / emitted twice without a fail / shards read by two tasks at once, all after the producer stopped and every record was delivered):`,
+    '',
+    '| CPUs (1-min load average, start → end) | `balance` | every shard emitted | balanced | loads at the end | hand-overs | lost / duplicates / overlapping |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const run of b.runs)
+    out.push(
+      `| ${cpus(run.regime)} (${run.loadAverage[0]} → ${run.loadAverage[1]}) | ${run.mode} | ${(run.everyShardEmittedMs / 1000).toFixed(1)} s | ${run.balancedMs === undefined ? `not within ${Math.round(run.timeoutMs / 1000)} s` : `${(run.balancedMs / 1000).toFixed(1)} s`} | ${run.loads.join(' / ')} | ${run.handOvers} | ${run.lost} / ${run.duplicates} / ${run.overlapping} |`,
+    );
+  return out;
+}
+
 const cpus = (regime: string) => (regime === 'busy' ? 'both busy' : 'idle');
 const micros = (x: Summary) => range(x, ' µs', 2);
 /** The 1-min load average at a set's first and last round. */
@@ -275,6 +292,7 @@ export const PAGE_SECTIONS = [
   'throughput',
   'fanOut',
   'twoApps',
+  'balance',
   'decode',
   'scale',
   'scaleSim',

@@ -5,6 +5,7 @@
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
  * twoApps: two applications on one stream, polling without and with budgets and fan-out (bench/twoApps.ts);
+ * balance: balance by throughput against balance by count, one shard at 20 times the others' rate (bench/balance.ts);
  * BENCH_ROUNDS, BENCH_REGIMES and BENCH_PUT_RATE (records/s put to its one shard, default 50) apply.
  * Every spout process starts as KinesisShellSpout starts it: `--max-semi-space-size=2` and MALLOC_ARENA_MAX=2
  * (bench/lib.ts); BENCH_NODE_OPTIONS replaces the options ("" for none), MALLOC_ARENA_MAX in the environment wins.
@@ -50,6 +51,7 @@ import { scaleSimBench } from './scaleSim';
 import { STORM_SPOUTS, stormBench, type StormSpout } from './storm';
 import { costBench, latencyBench, throughputBench } from './stream';
 import { twoAppsBench } from './twoApps';
+import { BALANCE_MODES, type BalanceMode, balanceBench } from './balance';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -213,7 +215,17 @@ async function main(): Promise<void> {
         ),
       );
     }
-    const onKinesisLocal = ['reshard', 'failover', 'latency', 'cost', 'throughput', 'fanOut', 'twoApps', 'idleMemory'];
+    const onKinesisLocal = [
+      'reshard',
+      'failover',
+      'latency',
+      'cost',
+      'throughput',
+      'fanOut',
+      'twoApps',
+      'balance',
+      'idleMemory',
+    ];
     if (onKinesisLocal.some(has)) {
       await withEmulator(startKinesisLocal, async (server, client) => {
         if (has('fanOut')) report.fanOut!.latency = await fanOutLatencyBench(zk, server, client, QUICK ? 10 : 100, log);
@@ -231,6 +243,24 @@ async function main(): Promise<void> {
             },
             log,
           );
+        if (has('balance')) {
+          const modes = list('BENCH_BALANCE_MODES', QUICK ? 'throughput' : BALANCE_MODES.join(','));
+          const bad = modes.find((m) => !(BALANCE_MODES as readonly string[]).includes(m));
+          if (bad) throw new Error(`BENCH_BALANCE_MODES: unknown ${bad}; allowed: ${BALANCE_MODES.join(', ')}`);
+          report.balance = await balanceBench(
+            zk,
+            server,
+            client,
+            {
+              rounds: Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3)),
+              modes: modes as BalanceMode[],
+              regimes: regimesOf(QUICK ? 'idle' : 'idle,busy'),
+              // Balance by count never gets there (the hot shard's task holds about half the shards).
+              timeoutMs: { count: 45_000, throughput: QUICK ? 60_000 : 120_000 },
+            },
+            log,
+          );
+        }
         if (has('reshard')) report.reshard = await reshardBench(zk, server, client, QUICK ? 1 : 7, log);
         if (has('failover')) report.failover = await failoverBench(zk, server, client, QUICK ? 1 : 3, log);
         if (has('latency')) report.latency = await latencyBench(zk, server, client, QUICK ? 10 : 100, log);

@@ -41,7 +41,7 @@ export function uniqueName(prefix: string): string {
 
 /** A `kinesis.spout` configuration with timings fast enough for tests. */
 export function spoutConf(
-  services: Services,
+  services: Pick<Services, 'zk' | 'kinesis'>,
   streamName: string,
   applicationName: string,
   overrides: Record<string, unknown> = {},

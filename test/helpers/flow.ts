@@ -44,7 +44,7 @@ export class Flow {
   topologyConf: Record<string, unknown> = {};
 
   constructor(
-    private readonly services: Services,
+    private readonly services: Pick<Services, 'zk' | 'kinesis' | 'client'>,
     readonly stream: string,
     readonly app: string,
     /** Spout configuration overrides for processes added from now on. */
