@@ -126,16 +126,11 @@ export class PollingReader implements ShardRecordReader {
     const { events, shardId } = this;
     const { scheduler } = this.options;
     let iterator: string | undefined;
-    /** Set by an empty answer at the tip: the wait comes after the answer is out of scope (not held while idle). */
+    /** Set by an answer at the tip with less than was asked for: the wait comes after the answer is out of scope (not held while idle). */
     let caughtUp = false;
     while (!this.signal.aborted) {
       if (this.pauses.closed) {
         await this.pauses.opened();
-        continue;
-      }
-      const room = events.room();
-      if (room <= 0) {
-        await this.sleep(ROOM_WAIT_MS);
         continue;
       }
       if (caughtUp) {
@@ -150,6 +145,14 @@ export class PollingReader implements ShardRecordReader {
         iterator ??= await this.iteratorAt(this.position);
         await this.sleep(this.rate.nextCallAt(scheduler.now()) - scheduler.now());
         if (this.signal.aborted) return;
+        // The room is reserved from now until the answer, so it is asked for only now: asked for before the
+        // waits above, a caught-up reader held a whole request's worth of the process's caps through its idle
+        // interval, and a few such readers left none to a shard just taken (its first read waited up to 1 s).
+        const room = events.room();
+        if (room <= 0) {
+          await this.sleep(ROOM_WAIT_MS);
+          continue;
+        }
         this.rate.called(scheduler.now());
         events.requested();
         const limit = Math.min(this.options.maxRecordsPerRequest, room);

@@ -262,6 +262,38 @@ describe('PollingReader: a shard read at its tip', () => {
     for (const [n, at] of readAt) expect(at - n * 200).toBeLessThanOrEqual(1_200 + 200);
   });
 
+  it('reserves room only for the call it is about to make, none through its idle interval', async () => {
+    const loop = new SimLoop();
+    const shard = tricklingShard(loop, 200);
+    // As the spout's owner does: room() reserves what it grants until the answer (or a failure) comes.
+    let reserved = 0;
+    const reservedWhileIdle: number[] = [];
+    const events = ownerEvents({
+      room: () => {
+        reserved = 10;
+        return 10;
+      },
+      records: () => {
+        reserved = 0;
+      },
+      error: () => {
+        reserved = 0;
+      },
+    });
+    const reader = pollingReader(loop, shard.kinesis, events, 5, 3);
+    reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    for (let t = 0; t < 10_000; t += 50) {
+      await loop.run(t, () => undefined);
+      const last = shard.calls[shard.calls.length - 1] ?? 0;
+      // Between a call's answer and the next call: the reader waits out its idle interval.
+      if (shard.calls.length > 0 && t - last > 100 && t - last < 700) reservedWhileIdle.push(reserved);
+    }
+    await reader.stop();
+    expect(reservedWhileIdle.length).toBeGreaterThan(20);
+    expect(reservedWhileIdle.filter((r) => r > 0)).toEqual([]);
+  });
+
   it('reads back to back while answers come full, at the tip or not', async () => {
     const loop = new SimLoop();
     // 100 records a second against a limit of 10: every answer is full, so the budget paces it.
