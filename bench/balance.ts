@@ -6,7 +6,8 @@
  * kept busy. Per run: from the first task's start to every shard emitted, and to the tasks' put rates (the
  * hot shard 20 units, every other 1) within ±10 % of their mean and staying there for `STEADY_MS`; the
  * planned hand-overs; then, the producer stopped: records never delivered, emitted twice without a fail,
- * and shards read by two tasks at once (all must be 0: every owner lives).
+ * and shards read by two tasks at once (all must be 0: every owner lives). `BENCH_BALANCE_TRACE=1` prints
+ * each run's joins, takes and hand-overs with their times from the start.
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { loadavg } from 'node:os';
@@ -115,6 +116,7 @@ async function balanceRun(
   const stopProducer = skewedProducer(client, flow, keys, hot);
   try {
     const started = performance.now();
+    const startedWall = Date.now();
     for (let task = 1; task <= TASKS; task += 1)
       await flow.addSpout(
         task,
@@ -138,6 +140,11 @@ async function balanceRun(
       }
       await sleep(CHECK_MS);
     }
+    if (process.env.BENCH_BALANCE_TRACE)
+      for (const spout of flow.spouts)
+        for (const l of spout.logs)
+          if (/handing|taken|joined as|publish/.test(l.msg))
+            console.log(`${spout.pid} ${Math.round(l.at - startedWall)} ${l.msg.slice(0, 300)}`);
     await stopProducer();
     await flow.waitAllDelivered(120_000).catch(() => undefined);
     await sleep(1_000);
