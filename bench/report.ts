@@ -4,7 +4,7 @@
  * regenerates them from those results, each section taken from the last file that has it (a partial run
  * on top of an earlier full one).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { FanOutFigures } from './fanOut';
 import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
@@ -15,6 +15,7 @@ import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
 import type { Summary } from './lib';
 import type { IdleMemoryRun } from './idleMemory';
+import type { MemorySoakFigures } from './memorySoak';
 import type { ScaleRun } from './scale';
 import type { EmulatorFigures } from './scale/emulator';
 import type { ScaleSimRun } from './scaleSim';
@@ -44,6 +45,8 @@ export interface Report {
   twoApps?: TwoAppsFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
+  /** RSS of busy tasks over a long run with resharding and failed tuples (bench/memorySoak.ts). */
+  memorySoak?: MemorySoakFigures;
   /** CPU per record of reading GetRecords answers (bench/decode.ts). */
   decode?: { stages: GetRecordsDecodeFigures[]; spout: SpoutWireFigures[] };
   scale?: ScaleRun[];
@@ -170,7 +173,32 @@ function sections(r: Report): string[] {
   if (r.twoApps) out.push('', ...twoAppsSection(r.twoApps));
   if (r.decode) out.push('', ...decodeSection(r.decode));
   out.push(...scaleSections(r));
+  if (r.memorySoak) out.push('', ...memorySoakSection(r.memorySoak));
   return out;
+}
+
+function memorySoakSection(m: MemorySoakFigures): string[] {
+  const minutes = (s: number) => `${Math.round((s / 60) * 10) / 10} min`;
+  const loads = m.loadAverages;
+  const marks = m.tasksFigures[0]?.rssAt.map((r) => r.atS) ?? [];
+  const rec = m.records;
+  const last = (t: MemorySoakFigures['tasksFigures'][number]) => t.samples[t.samples.length - 1];
+  return [
+    `**Memory over a long busy run** (bench/memorySoak.ts: ${minutes(m.seconds)}, a stream of ${m.shards} shards read by ${m.tasks} tasks, records of ${m.payloadBytes} B put at ${m.putRecordsPerSecond.achieved}/s (aiming at ${m.putRecordsPerSecond.target}), ` +
+      `${Math.round(m.failRate * 100)} % of the tuples failed, a split or a merge every ${m.reshardEverySeconds} s (${m.reshards.splits} splits, ${m.reshards.merges} merges, ${m.reshards.openShardsMin}–${m.reshards.openShardsMax} open shards); ` +
+      `the spout on Node ${m.spoutNode} (\`${m.nodeOptions.join(' ')}\`, \`MALLOC_ARENA_MAX=2\`); VmRSS every 10 s from the tasks' start; 1-min load average ${loads[0]} at the start, ${Math.max(...loads)} at most, ${loads[loads.length - 1]} at the end):`,
+    '',
+    `| task | ${marks.map((s) => `RSS at ${minutes(s)}`).join(' | ')} | RSS max | slope over the last ${minutes(m.tasksFigures[0]?.slopeWindowS ?? 0)}: RSS / anonymous / V8 heap used (MiB/min) | at the end: anonymous / file / heap used / external | tuples emitted / failed |`,
+    `|---|${marks.map(() => '---|').join('')}---|---|---|---|`,
+    ...m.tasksFigures.map(
+      (t) =>
+        `| ${t.task} | ${t.rssAt.map((r) => `${r.rssMiB.toFixed(1)} MiB`).join(' | ')} | ${t.rssMaxMiB.toFixed(1)} MiB | ${t.slopeMiBPerMin.toFixed(2)} / ${t.anonSlopeMiBPerMin.toFixed(2)} / ${t.heapUsedSlopeMiBPerMin.toFixed(2)} | ` +
+        `${last(t).rssAnonMiB} / ${last(t).rssFileMiB} / ${last(t).heapUsedMiB} / ${last(t).externalMiB} MiB | ${t.emitted} / ${t.failed} |`,
+    ),
+    '',
+    `Records: ${rec.put} put${rec.putUncertain ? ` (and ${rec.putUncertain} in put calls that failed, not counted)` : ''}, ${rec.emitted} emits, ${rec.failed} failed by the bolt's stand-in, ` +
+      `${rec.acked} acked: **${rec.lost} lost**, ${rec.duplicates} duplicates (emitted again without a fail); the last record acked ${rec.drainSeconds} s after the producer stopped.`,
+  ];
 }
 
 function fanOutSection(f: FanOutFigures): string[] {
@@ -264,7 +292,10 @@ function decodeSection(d: NonNullable<Report['decode']>): string[] {
   return out;
 }
 
-/** The sections docs/benchmarks.md shows, in its order (`npm run bench` also has `idleMemory`, kept in the results only). */
+/**
+ * The sections docs/benchmarks.md shows, in its order, that a plain `npm run bench` runs (it also has
+ * `idleMemory`, kept in the results only).
+ */
 export const PAGE_SECTIONS = [
   'protocol',
   'storm',
@@ -281,6 +312,34 @@ export const PAGE_SECTIONS = [
   'emulator',
 ] as const;
 
+/** Sections on the page too, after those, that `npm run bench` runs only when named (BENCH_SECTIONS): the 15-minute soak. */
+export const LONG_SECTIONS = ['memorySoak'] as const;
+
+/**
+ * `report`, with each long section it lacks taken from the newest full (not quick) result in `dir` that has
+ * it, and a note saying so: a plain `npm run bench` keeps the last soak's figures on the page.
+ */
+export function withEarlierLongSections(report: Report, dir: string): Report {
+  const out: Report = { ...report, notes: [...(report.notes ?? [])] };
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && !f.endsWith('-quick.json'))
+    .sort()
+    .reverse();
+  for (const key of LONG_SECTIONS) {
+    if (out[key] !== undefined) continue;
+    for (const file of files) {
+      const earlier = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Report;
+      if (earlier[key] === undefined || earlier.quick) continue;
+      out[key] = earlier[key];
+      out.notes!.push(
+        `Section ${key}: from an earlier run, ${earlier.date.slice(0, 10)} on ${earlier.machine.cores} cores (${earlier.machine.cpu}), commit ${earlier.commit}.`,
+      );
+      break;
+    }
+  }
+  return out;
+}
+
 /** `page` (docs/benchmarks.md's text) with the figures between its markers made from `report`. */
 export function renderBenchmarks(page: string, report: Report): string {
   return replaceBetween(page, 'bench', sections(report).join('\n'), 'docs/benchmarks.md');
@@ -291,7 +350,7 @@ if (require.main === module) {
   if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
   const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
   const merged: Report = Object.assign({}, ...reports);
-  const sections = PAGE_SECTIONS;
+  const sections = [...PAGE_SECTIONS, ...LONG_SECTIONS];
   /** The report each section is taken from: the last that has it. */
   const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);
   const latest = reports[reports.length - 1];
