@@ -188,7 +188,7 @@ function memorySoakSection(m: MemorySoakFigures): string[] {
       `${Math.round(m.failRate * 100)} % of the tuples failed, a split or a merge every ${m.reshardEverySeconds} s (${m.reshards.splits} splits, ${m.reshards.merges} merges, ${m.reshards.openShardsMin}–${m.reshards.openShardsMax} open shards); ` +
       `the spout on Node ${m.spoutNode} (\`${m.nodeOptions.join(' ')}\`, \`MALLOC_ARENA_MAX=2\`); VmRSS every 10 s from the tasks' start; 1-min load average ${loads[0]} at the start, ${Math.max(...loads)} at most, ${loads[loads.length - 1]} at the end):`,
     '',
-    `| task | ${marks.map((s) => `RSS at ${minutes(s)}`).join(' | ')} | RSS max | slope over the last ${minutes(m.tasksFigures[0]?.slopeWindowS ?? 0)}: RSS / anonymous / V8 heap used (MiB/min) | at the end: anonymous / file / heap used / external | tuples emitted / failed |`,
+    `| task | ${marks.map((s) => `RSS at ${minutes(s)}`).join(' | ')} | RSS max | slope over the last ${minutes(m.tasksFigures[0]?.slopeWindowS ?? 0)}: RSS / anonymous / V8 heap used (MiB/min) | at the end: anonymous / file / heap used / external | records emitted first / tuples failed (its last \`stats:\` line) |`,
     `|---|${marks.map(() => '---|').join('')}---|---|---|---|`,
     ...m.tasksFigures.map(
       (t) =>
@@ -349,11 +349,20 @@ if (require.main === module) {
   const files = process.argv.slice(2);
   if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
   const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
-  const merged: Report = Object.assign({}, ...reports);
   const sections = [...PAGE_SECTIONS, ...LONG_SECTIONS];
   /** The report each section is taken from: the last that has it. */
   const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);
-  const latest = reports[reports.length - 1];
+  // The heading's run: the last with a page section (a soak run of its own does not replace it).
+  const latest =
+    [...reports].reverse().find((r) => PAGE_SECTIONS.some((key) => r[key] !== undefined)) ??
+    reports[reports.length - 1];
+  const merged: Report = Object.assign({}, ...reports, {
+    date: latest.date,
+    machine: latest.machine,
+    node: latest.node,
+    commit: latest.commit,
+    quick: latest.quick,
+  });
   const older = sections.filter((key) => merged[key] !== undefined && sourceOf(key) !== latest);
   const bySource = new Map<Report, string[]>();
   for (const key of older) bySource.set(sourceOf(key)!, [...(bySource.get(sourceOf(key)!) ?? []), key]);
@@ -361,7 +370,7 @@ if (require.main === module) {
     ...(latest.notes ?? []),
     ...[...bySource].map(
       ([from, keys]) =>
-        `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`,
+        `Sections ${keys.join(', ')}: from ${from.date < latest.date ? 'an earlier run' : 'a run of its own'}, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`,
     ),
   ];
   // The Storm section: the last run's, and the last earlier one measuring spouts it leaves out.
