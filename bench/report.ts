@@ -4,7 +4,7 @@
  * regenerates them from those results, each section taken from the last file that has it (a partial run
  * on top of an earlier full one).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { FanOutFigures } from './fanOut';
 import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
@@ -16,6 +16,7 @@ import type { FailoverFigures, ReshardFigures } from './resharding';
 import type { CostFigures, LatencyFigures, ThroughputFigures } from './stream';
 import type { Summary } from './lib';
 import type { IdleMemoryRun } from './idleMemory';
+import type { MemorySoakFigures } from './memorySoak';
 import type { ScaleRun } from './scale';
 import type { EmulatorFigures } from './scale/emulator';
 import type { ScaleSimRun } from './scaleSim';
@@ -46,6 +47,8 @@ export interface Report {
   balance?: BalanceFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
+  /** RSS of busy tasks over a long run with resharding and failed tuples (bench/memorySoak.ts). */
+  memorySoak?: MemorySoakFigures;
   /** CPU per record of reading GetRecords answers (bench/decode.ts). */
   decode?: { stages: GetRecordsDecodeFigures[]; spout: SpoutWireFigures[] };
   scale?: ScaleRun[];
@@ -173,7 +176,32 @@ function sections(r: Report): string[] {
   if (r.balance) out.push('', ...balanceSection(r.balance));
   if (r.decode) out.push('', ...decodeSection(r.decode));
   out.push(...scaleSections(r));
+  if (r.memorySoak) out.push('', ...memorySoakSection(r.memorySoak));
   return out;
+}
+
+function memorySoakSection(m: MemorySoakFigures): string[] {
+  const minutes = (s: number) => `${Math.round((s / 60) * 10) / 10} min`;
+  const loads = m.loadAverages;
+  const marks = m.tasksFigures[0]?.rssAt.map((r) => r.atS) ?? [];
+  const rec = m.records;
+  const last = (t: MemorySoakFigures['tasksFigures'][number]) => t.samples[t.samples.length - 1];
+  return [
+    `**Memory over a long busy run** (bench/memorySoak.ts: ${minutes(m.seconds)}, a stream of ${m.shards} shards read by ${m.tasks} tasks, records of ${m.payloadBytes} B put at ${m.putRecordsPerSecond.achieved}/s (aiming at ${m.putRecordsPerSecond.target}), ` +
+      `${Math.round(m.failRate * 100)} % of the tuples failed, a split or a merge every ${m.reshardEverySeconds} s (${m.reshards.splits} splits, ${m.reshards.merges} merges, ${m.reshards.openShardsMin}–${m.reshards.openShardsMax} open shards); ` +
+      `the spout on Node ${m.spoutNode} (\`${m.nodeOptions.join(' ')}\`, \`MALLOC_ARENA_MAX=2\`); VmRSS every 10 s from the tasks' start; 1-min load average ${loads[0]} at the start, ${Math.max(...loads)} at most, ${loads[loads.length - 1]} at the end):`,
+    '',
+    `| task | ${marks.map((s) => `RSS at ${minutes(s)}`).join(' | ')} | RSS max | slope over the last ${minutes(m.tasksFigures[0]?.slopeWindowS ?? 0)}: RSS / anonymous / V8 heap used (MiB/min) | at the end: anonymous / file / heap used / external | records emitted first / tuples failed (its last \`stats:\` line) |`,
+    `|---|${marks.map(() => '---|').join('')}---|---|---|---|`,
+    ...m.tasksFigures.map(
+      (t) =>
+        `| ${t.task} | ${t.rssAt.map((r) => `${r.rssMiB.toFixed(1)} MiB`).join(' | ')} | ${t.rssMaxMiB.toFixed(1)} MiB | ${t.slopeMiBPerMin.toFixed(2)} / ${t.anonSlopeMiBPerMin.toFixed(2)} / ${t.heapUsedSlopeMiBPerMin.toFixed(2)} | ` +
+        `${last(t).rssAnonMiB} / ${last(t).rssFileMiB} / ${last(t).heapUsedMiB} / ${last(t).externalMiB} MiB | ${t.emitted} / ${t.failed} |`,
+    ),
+    '',
+    `Records: ${rec.put} put${rec.putUncertain ? ` (and ${rec.putUncertain} in put calls that failed, not counted)` : ''}, ${rec.emitted} emits, ${rec.failed} failed by the bolt's stand-in, ` +
+      `${rec.acked} acked: **${rec.lost} lost**, ${rec.duplicates} duplicates (emitted again without a fail); the last record acked ${rec.drainSeconds} s after the producer stopped.`,
+  ];
 }
 
 function fanOutSection(f: FanOutFigures): string[] {
@@ -281,7 +309,10 @@ function decodeSection(d: NonNullable<Report['decode']>): string[] {
   return out;
 }
 
-/** The sections docs/benchmarks.md shows, in its order (`npm run bench` also has `idleMemory`, kept in the results only). */
+/**
+ * The sections docs/benchmarks.md shows, in its order, that a plain `npm run bench` runs (it also has
+ * `idleMemory`, kept in the results only).
+ */
 export const PAGE_SECTIONS = [
   'protocol',
   'storm',
@@ -299,6 +330,34 @@ export const PAGE_SECTIONS = [
   'emulator',
 ] as const;
 
+/** Sections on the page too, after those, that `npm run bench` runs only when named (BENCH_SECTIONS): the 15-minute soak. */
+export const LONG_SECTIONS = ['memorySoak'] as const;
+
+/**
+ * `report`, with each long section it lacks taken from the newest full (not quick) result in `dir` that has
+ * it, and a note saying so: a plain `npm run bench` keeps the last soak's figures on the page.
+ */
+export function withEarlierLongSections(report: Report, dir: string): Report {
+  const out: Report = { ...report, notes: [...(report.notes ?? [])] };
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && !f.endsWith('-quick.json'))
+    .sort()
+    .reverse();
+  for (const key of LONG_SECTIONS) {
+    if (out[key] !== undefined) continue;
+    for (const file of files) {
+      const earlier = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Report;
+      if (earlier[key] === undefined || earlier.quick) continue;
+      out[key] = earlier[key];
+      out.notes!.push(
+        `Section ${key}: from an earlier run, ${earlier.date.slice(0, 10)} on ${earlier.machine.cores} cores (${earlier.machine.cpu}), commit ${earlier.commit}.`,
+      );
+      break;
+    }
+  }
+  return out;
+}
+
 /** `page` (docs/benchmarks.md's text) with the figures between its markers made from `report`. */
 export function renderBenchmarks(page: string, report: Report): string {
   return replaceBetween(page, 'bench', sections(report).join('\n'), 'docs/benchmarks.md');
@@ -308,11 +367,20 @@ if (require.main === module) {
   const files = process.argv.slice(2);
   if (files.length === 0) throw new Error('usage: npx tsx bench/report.ts <result.json>...');
   const reports = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Report);
-  const merged: Report = Object.assign({}, ...reports);
-  const sections = PAGE_SECTIONS;
+  const sections = [...PAGE_SECTIONS, ...LONG_SECTIONS];
   /** The report each section is taken from: the last that has it. */
   const sourceOf = (key: (typeof sections)[number]) => [...reports].reverse().find((r) => r[key] !== undefined);
-  const latest = reports[reports.length - 1];
+  // The heading's run: the last with a page section (a soak run of its own does not replace it).
+  const latest =
+    [...reports].reverse().find((r) => PAGE_SECTIONS.some((key) => r[key] !== undefined)) ??
+    reports[reports.length - 1];
+  const merged: Report = Object.assign({}, ...reports, {
+    date: latest.date,
+    machine: latest.machine,
+    node: latest.node,
+    commit: latest.commit,
+    quick: latest.quick,
+  });
   const older = sections.filter((key) => merged[key] !== undefined && sourceOf(key) !== latest);
   const bySource = new Map<Report, string[]>();
   for (const key of older) bySource.set(sourceOf(key)!, [...(bySource.get(sourceOf(key)!) ?? []), key]);
@@ -320,7 +388,7 @@ if (require.main === module) {
     ...(latest.notes ?? []),
     ...[...bySource].map(
       ([from, keys]) =>
-        `Sections ${keys.join(', ')}: from an earlier run, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`,
+        `Sections ${keys.join(', ')}: from ${from.date < latest.date ? 'an earlier run' : 'a run of its own'}, ${from.date.slice(0, 10)} on ${from.machine.cores} cores (${from.machine.cpu}), commit ${from.commit}.`,
     ),
   ];
   // The Storm section: the last run's, and the last earlier one measuring spouts it leaves out.

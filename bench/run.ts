@@ -10,6 +10,9 @@
  * Every spout process starts as KinesisShellSpout starts it: `--max-semi-space-size=2` and MALLOC_ARENA_MAX=2
  * (bench/lib.ts); BENCH_NODE_OPTIONS replaces the options ("" for none), MALLOC_ARENA_MAX in the environment wins.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
+ * memorySoak: RSS of 3 tasks reading 4 shards for 15 minutes, records put, 2 % failed, a split or a merge every
+ * 45 s (bench/memorySoak.ts; BENCH_SOAK_SECONDS, BENCH_SOAK_PUT_RATE, ...). Being long it runs only when named
+ * (BENCH_SECTIONS=memorySoak), and in BENCH_QUICK's smoke run (50 s).
  * decode: CPU per record of reading GetRecords answers, the SDK's deserializer and the fast path against the
  * rest of the path to the emit frame (bench/decode.ts): BENCH_DECODE_SIZES=100,1024,10240 (bytes a record),
  * BENCH_DECODE_BATCHES=500,10000 (records a call, at most 10 MiB), BENCH_ROUNDS, BENCH_REGIMES; then the real spout
@@ -40,10 +43,18 @@ import {
 } from '../test/helpers/kinesisServer';
 import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
-import { BENCHMARKS_PAGE, PAGE_SECTIONS, renderBenchmarks, type Report } from './report';
+import {
+  BENCHMARKS_PAGE,
+  LONG_SECTIONS,
+  PAGE_SECTIONS,
+  renderBenchmarks,
+  type Report,
+  withEarlierLongSections,
+} from './report';
 import { failoverBench, reshardBench } from './resharding';
 import { decodeBench, fanOutLatencyBench } from './fanOut';
 import { idleMemoryBench } from './idleMemory';
+import { memorySoakBench, soakOptions } from './memorySoak';
 import { decodeBench as getRecordsDecodeBench, spoutWireBench } from './decode';
 import { parseKinesis, parseSizes, type ScaleKinesis, scaleBench, scaleRuns } from './scale';
 import { emulatorBench } from './scale/emulator';
@@ -55,8 +66,13 @@ import { BALANCE_MODES, type BalanceMode, balanceBench } from './balance';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
-const ALL_SECTIONS = [...PAGE_SECTIONS, 'idleMemory'];
-const SECTIONS = (process.env.BENCH_SECTIONS ?? ALL_SECTIONS.join(',')).split(',');
+/** What a plain `npm run bench` runs; the long sections (the soak) only when named, or in the quick smoke run. */
+const DEFAULT_SECTIONS: string[] = [...PAGE_SECTIONS, 'idleMemory'];
+const ALL_SECTIONS: string[] = [...DEFAULT_SECTIONS, ...LONG_SECTIONS];
+const SECTIONS = (process.env.BENCH_SECTIONS ?? (QUICK ? ALL_SECTIONS : DEFAULT_SECTIONS).join(',')).split(',');
+const unknownSections = SECTIONS.filter((s) => !ALL_SECTIONS.includes(s));
+if (unknownSections.length)
+  throw new Error(`BENCH_SECTIONS: unknown ${unknownSections.join(', ')}; allowed: ${ALL_SECTIONS.join(', ')}`);
 const list = (name: string, fallback: string) => (process.env[name] ?? fallback).split(',').filter(Boolean);
 function regimesOf(fallback: string): Regime[] {
   const regimes = list('BENCH_REGIMES', fallback);
@@ -225,6 +241,7 @@ async function main(): Promise<void> {
       'twoApps',
       'balance',
       'idleMemory',
+      'memorySoak',
     ];
     if (onKinesisLocal.some(has)) {
       await withEmulator(startKinesisLocal, async (server, client) => {
@@ -274,6 +291,7 @@ async function main(): Promise<void> {
             QUICK ? 5 : 30,
             log,
           );
+        if (has('memorySoak')) report.memorySoak = await memorySoakBench(zk, server, client, soakOptions(QUICK), log);
         if (has('throughput'))
           report.throughput = [
             await throughputBench('kinesis-local', zk, server, client, QUICK ? 1_000 : 8_000, QUICK ? 1 : 3, log),
@@ -294,8 +312,10 @@ async function main(): Promise<void> {
   const file = join(ROOT, `bench/results/${report.date.slice(0, 19).replace(/:/g, '-')}${QUICK ? '-quick' : ''}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`wrote ${file}`);
-  if (!QUICK && ALL_SECTIONS.every((s) => SECTIONS.includes(s))) {
-    writeFileSync(BENCHMARKS_PAGE, renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), report));
+  if (!QUICK && DEFAULT_SECTIONS.every((s) => SECTIONS.includes(s))) {
+    // The long sections not run this time: the last full run's figures stay on the page, said to be older.
+    const page = withEarlierLongSections(report, join(ROOT, 'bench/results'));
+    writeFileSync(BENCHMARKS_PAGE, renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), page));
     log('docs/benchmarks.md regenerated');
   } else if (!QUICK) {
     log(

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCHMARKS_PAGE, renderBenchmarks, type Report } from '../../../bench/report';
+import type { MemorySoakFigures } from '../../../bench/memorySoak';
+import { BENCHMARKS_PAGE, renderBenchmarks, type Report, withEarlierLongSections } from '../../../bench/report';
 import type { TwoAppsFigures } from '../../../bench/twoApps';
 import type { StormSection } from '../../../bench/storm';
 import { perTaskTuplesPerSecond } from '../../../bench/storm/report';
@@ -133,4 +135,92 @@ test("the Storm section: a row per spout and max.spout.pending beside the lean d
   expect(out).toContain('| one task: MB/s | 4.50 | 1.00 |');
   expect(out).toContain('| spout tasks for 10 MB/s | 3 | 10 |');
   expect(out.indexOf('**End to end in Storm**')).toBeLessThan(out.indexOf('**Against kinesis-local**'));
+});
+
+describe('the memory soak', () => {
+  const sample = (atS: number, rssMiB: number) => ({
+    atS,
+    rssMiB,
+    rssAnonMiB: rssMiB - 50,
+    rssFileMiB: 50,
+    heapUsedMiB: 15,
+    heapTotalMiB: 22,
+    externalMiB: 3,
+    shards: 2,
+    inMemory: 10,
+  });
+  const soak: MemorySoakFigures = {
+    seconds: 900,
+    shards: 4,
+    tasks: 1,
+    payloadBytes: 1024,
+    failRate: 0.02,
+    reshardEverySeconds: 45,
+    spoutNode: 'v24.22.3',
+    nodeOptions: ['--max-semi-space-size=2'],
+    putRecordsPerSecond: { target: 200, achieved: 199 },
+    reshards: { splits: 10, merges: 9, failed: 0, openShardsMin: 4, openShardsMax: 5 },
+    records: {
+      put: 179_000,
+      putUncertain: 0,
+      emitted: 183_000,
+      failed: 3_600,
+      acked: 179_000,
+      lost: 0,
+      duplicates: 12,
+      drainSeconds: 1.5,
+    },
+    loadAverages: [2.5, 4, 3],
+    tasksFigures: [
+      {
+        task: 1,
+        rssAt: [
+          { atS: 60, rssMiB: 98.5 },
+          { atS: 300, rssMiB: 104 },
+          { atS: 600, rssMiB: 110 },
+          { atS: 900, rssMiB: 111 },
+        ],
+        rssMaxMiB: 112,
+        slopeMiBPerMin: 0.2,
+        anonSlopeMiBPerMin: 0.15,
+        heapUsedSlopeMiBPerMin: 0.01,
+        slopeWindowS: 300,
+        emitted: 61_000,
+        failed: 1_200,
+        samples: [sample(60, 98.5), sample(900, 111)],
+      },
+    ],
+  };
+
+  test('a row per task: RSS at each minute mark, its max and slope, and the records lost and duplicated', () => {
+    const report = { ...(JSON.parse(readFileSync(RESULTS, 'utf8')) as Report), memorySoak: soak };
+    const out = renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), report);
+    expect(out).toContain('| task | RSS at 1 min | RSS at 5 min | RSS at 10 min | RSS at 15 min | RSS max |');
+    expect(out).toContain('| 1 | 98.5 MiB | 104.0 MiB | 110.0 MiB | 111.0 MiB | 112.0 MiB | 0.20 / 0.15 / 0.01 |');
+    expect(out).toContain('**0 lost**, 12 duplicates');
+    expect(out).toContain('10 splits, 9 merges, 4–5 open shards');
+  });
+
+  test("a run without the soak keeps the newest full run's soak figures, said to be older; a quick run's are not taken", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-results-'));
+    try {
+      const base = JSON.parse(readFileSync(RESULTS, 'utf8')) as Report;
+      const at = (date: string, extra: Partial<Report>) => ({ ...base, date, commit: date.slice(0, 4), ...extra });
+      writeFileSync(join(dir, '1.json'), JSON.stringify(at('2001-01-01T00:00:00Z', { memorySoak: soak })));
+      const newer = { ...soak, seconds: 600 };
+      writeFileSync(join(dir, '2.json'), JSON.stringify(at('2002-01-01T00:00:00Z', { memorySoak: newer })));
+      writeFileSync(
+        join(dir, '3-quick.json'),
+        JSON.stringify(at('2003-01-01T00:00:00Z', { quick: true, memorySoak: { ...soak, seconds: 50 } })),
+      );
+      const kept = withEarlierLongSections(base, dir);
+      expect(kept.memorySoak?.seconds).toBe(600);
+      expect(kept.notes?.at(-1)).toMatch(/^Section memorySoak: from an earlier run, 2002-01-01 .* commit 2002\.$/);
+      const own = withEarlierLongSections({ ...base, memorySoak: soak }, dir);
+      expect(own.memorySoak).toBe(soak);
+      expect(own.notes).toEqual(base.notes ?? []);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
 });
