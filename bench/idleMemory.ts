@@ -7,9 +7,10 @@
  * round runs every shard count with each of them in turn, BENCH_IDLE_ROUNDS times (default 1). The RSS is split into file pages (the node binary's
  * code and data that the process touched, shared with the other node processes of the host) and anonymous memory.
  * The spout processes start as KinesisShellSpout starts them (bench/lib.ts: benchNodeOptions, benchSpoutEnv).
+ * BENCH_IDLE_LOG=<file> appends each process's log lines (stats lines left out), timed from its start.
  * Run alone: `npx tsx bench/idleMemory.ts` (after `npm run build`).
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { createStream } from '../test/helpers/kinesisAdmin';
 import type { KinesisServer } from '../test/helpers/kinesisServer';
@@ -95,6 +96,7 @@ export async function idleMemoryBench(
       keepHistory: false,
       ...(script === undefined ? {} : { script }),
     });
+    const startedAt = Date.now();
     let stopped = false;
     const pumping = driver.pump(() => stopped, { timeoutMs: 600_000 });
     try {
@@ -134,6 +136,12 @@ export async function idleMemoryBench(
       );
       runs.push(run);
     } finally {
+      if (process.env.BENCH_IDLE_LOG) {
+        const lines = driver.logs
+          .filter((l) => !l.msg.startsWith('stats: '))
+          .map((l) => `${((l.at - startedAt) / 1000).toFixed(1)} [${l.level}] ${l.msg}\n`);
+        appendFileSync(process.env.BENCH_IDLE_LOG, `--- pid ${driver.pid}, ${shards} shards\n${lines.join('')}`);
+      }
       stopped = true;
       await pumping;
       await driver.stop(3_000);

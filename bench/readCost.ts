@@ -9,6 +9,7 @@
  * ZooKeeper and a filled stream up for several runs (kinesis-local fills slowly) and prints READ_COST_WORLD.
  * Env: READ_COST_SOURCES (kinesis,paced), READ_COST_ENV_<SOURCE> (extra spout env, `K=V,K=V`), READ_COST_CONF_<SOURCE> (`kinesis.spout` settings as
  * JSON, over the section's), READ_COST_SCRIPT_<SOURCE> (another spout bundle, e.g. the code before a change),
+ * READ_COST_NODE_OPTIONS_<SOURCE> (node options after benchNodeOptions', space-separated, e.g. `--no-maglev`),
  * READ_COST_LIVE=1 (a producer puts the rate's records during the runs, the stream read from its tip, every
  * tuple acked as it comes), READ_COST_PARALLEL=1 (a round's sources run at once, on the same load).
  */
@@ -173,7 +174,11 @@ async function main(): Promise<void> {
       const script = process.env[`READ_COST_SCRIPT_${source.toUpperCase()}`];
       const result = await drive(driver, {
         script: script ?? (isKinesis ? join(root, 'multilang/resources/kinesis-spout.cjs') : synthetic),
-        nodeOptions: [...benchNodeOptions(), ...profile],
+        nodeOptions: [
+          ...benchNodeOptions(),
+          ...(process.env[`READ_COST_NODE_OPTIONS_${source.toUpperCase()}`] ?? '').split(' ').filter(Boolean),
+          ...profile,
+        ],
         env: {
           ...benchSpoutEnv(),
           AWS_ACCESS_KEY_ID: 'bench',
