@@ -16,7 +16,7 @@ import { createStream } from '../test/helpers/kinesisAdmin';
 import type { KinesisServer } from '../test/helpers/kinesisServer';
 import { StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions, benchSpoutEnv, sleep } from './lib';
+import { benchConf, benchNodeOptions, benchSpoutEnv, runStandalone, sleep } from './lib';
 
 export interface IdleMemoryRun {
   shards: number;
@@ -150,39 +150,20 @@ export async function idleMemoryBench(
   return runs;
 }
 
-if (require.main === module) {
-  void (async () => {
-    const { startZooKeeper } = await import('../test/helpers/zookeeperServer');
-    const { startKinesisLocal } = await import('../test/helpers/kinesisServer');
-    const { kinesisClient } = await import('../test/helpers/kinesisAdmin');
-    process.env.AWS_ACCESS_KEY_ID ??= 'bench';
-    process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
-    const zk = await startZooKeeper();
-    const server = await startKinesisLocal();
-    const client = kinesisClient(server);
-    const log = (line: string) => process.stdout.write(`${line}\n`);
-    try {
-      const counts = (process.env.BENCH_IDLE_SHARDS ?? '1,8,64').split(',').map(Number);
-      const seconds = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
-      const scripts = process.env.BENCH_IDLE_SCRIPTS?.split(',') ?? [undefined];
-      const runs: IdleMemoryRun[] = [];
-      for (let round = 0; round < Number(process.env.BENCH_IDLE_ROUNDS ?? 1); round += 1)
-        for (const script of scripts)
-          runs.push(...(await idleMemoryBench(zk, server, client, counts, seconds, log, script)));
-      if (scripts.length > 1 || runs.length > counts.length) {
-        for (const script of scripts)
-          for (const shards of counts) {
-            const rss = runs.filter((r) => r.script === script && r.shards === shards).map((r) => r.rssMiB);
-            log(`median: ${script ?? 'built bundle'}: ${shards} shards: RSS ${median(rss)} MiB (${rss.join(', ')})`);
-          }
-      }
-    } finally {
-      client.destroy();
-      await server.stop();
-      await zk.stop();
+if (require.main === module)
+  runStandalone(async (zk, server, client, log) => {
+    const counts = (process.env.BENCH_IDLE_SHARDS ?? '1,8,64').split(',').map(Number);
+    const seconds = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
+    const scripts = process.env.BENCH_IDLE_SCRIPTS?.split(',') ?? [undefined];
+    const runs: IdleMemoryRun[] = [];
+    for (let round = 0; round < Number(process.env.BENCH_IDLE_ROUNDS ?? 1); round += 1)
+      for (const script of scripts)
+        runs.push(...(await idleMemoryBench(zk, server, client, counts, seconds, log, script)));
+    if (scripts.length > 1 || runs.length > counts.length) {
+      for (const script of scripts)
+        for (const shards of counts) {
+          const rss = runs.filter((r) => r.script === script && r.shards === shards).map((r) => r.rssMiB);
+          log(`median: ${script ?? 'built bundle'}: ${shards} shards: RSS ${median(rss)} MiB (${rss.join(', ')})`);
+        }
     }
-  })().catch((err) => {
-    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
   });
-}

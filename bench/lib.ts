@@ -1,5 +1,7 @@
 /** What the benchmark sections share: summaries, process CPU and memory readings, spout configuration. */
 import { readFileSync } from 'node:fs';
+import type { KinesisClient } from '@aws-sdk/client-kinesis';
+import type { KinesisServer } from '../test/helpers/kinesisServer';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
 
 export interface Summary {
@@ -74,4 +76,38 @@ export function benchConf(
       ...overrides,
     },
   };
+}
+
+/**
+ * A bench file run on its own (`npx tsx bench/<file>.ts`): ZooKeeper and kinesis-local started for it,
+ * `work` run on them, everything stopped after; a failure printed and the exit code 1.
+ */
+export function runStandalone(
+  work: (
+    zk: ZooKeeperServer,
+    server: KinesisServer,
+    client: KinesisClient,
+    log: (line: string) => void,
+  ) => Promise<void>,
+): void {
+  void (async () => {
+    const { startZooKeeper } = await import('../test/helpers/zookeeperServer');
+    const { startKinesisLocal } = await import('../test/helpers/kinesisServer');
+    const { kinesisClient } = await import('../test/helpers/kinesisAdmin');
+    process.env.AWS_ACCESS_KEY_ID ??= 'bench';
+    process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
+    const zk = await startZooKeeper();
+    const server = await startKinesisLocal();
+    const client = kinesisClient(server);
+    try {
+      await work(zk, server, client, (line) => process.stdout.write(`${line}\n`));
+    } finally {
+      client.destroy();
+      await server.stop();
+      await zk.stop();
+    }
+  })().catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
 }

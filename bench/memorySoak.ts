@@ -20,7 +20,7 @@ import { seededRandom } from '../test/helpers/seededRandom';
 import { spoutNodeVersion } from '../test/helpers/spoutNode';
 import { type Emit, StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions, benchSpoutEnv, sleep } from './lib';
+import { benchConf, benchNodeOptions, benchSpoutEnv, runStandalone, sleep } from './lib';
 
 export interface MemorySoakOptions {
   seconds: number;
@@ -422,28 +422,9 @@ export function soakOptions(quick: boolean): MemorySoakOptions {
   };
 }
 
-if (require.main === module) {
-  void (async () => {
-    const { startZooKeeper } = await import('../test/helpers/zookeeperServer');
-    const { startKinesisLocal } = await import('../test/helpers/kinesisServer');
-    const { kinesisClient } = await import('../test/helpers/kinesisAdmin');
-    process.env.AWS_ACCESS_KEY_ID ??= 'bench';
-    process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
-    const zk = await startZooKeeper();
-    const server = await startKinesisLocal();
-    const client = kinesisClient(server);
-    const log = (line: string) => process.stdout.write(`${line}\n`);
-    try {
-      const figures = await memorySoakBench(zk, server, client, soakOptions(process.env.BENCH_QUICK === '1'), log);
-      if (process.env.BENCH_SOAK_OUT)
-        require('node:fs').writeFileSync(process.env.BENCH_SOAK_OUT, `${JSON.stringify(figures, null, 2)}\n`);
-    } finally {
-      client.destroy();
-      await server.stop();
-      await zk.stop();
-    }
-  })().catch((err) => {
-    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
+if (require.main === module)
+  runStandalone(async (zk, server, client, log) => {
+    const figures = await memorySoakBench(zk, server, client, soakOptions(process.env.BENCH_QUICK === '1'), log);
+    if (process.env.BENCH_SOAK_OUT)
+      require('node:fs').writeFileSync(process.env.BENCH_SOAK_OUT, `${JSON.stringify(figures, null, 2)}\n`);
   });
-}
