@@ -22,8 +22,10 @@ export function publishLoads(
   for (const shard of shards) {
     if (shard.phase.kind !== 'reading') continue;
     const { throughput } = shard;
+    const since = throughput.measuredSince;
+    if (since === undefined) continue;
     const load = storedLoad(throughput.load(now));
-    if (!publishDue(throughput.published, load, now, throughput.heldSince)) continue;
+    if (!publishDue(throughput.published, load, now, since)) continue;
     // Marked at once, so the next tick does not queue it again while this write waits.
     const before = throughput.published;
     throughput.published = { load, at: now };

@@ -64,7 +64,7 @@ export class OwnedShard {
     options: { deaggregate?: boolean; hashRange?: HashRange; delivery?: ShardDelivery } = {},
   ) {
     this.acquiredAt = now;
-    this.throughput = new ShardThroughput(now);
+    this.throughput = new ShardThroughput();
     this.deaggregate = options.deaggregate ?? true;
     this.hashRange = options.hashRange;
     this.delivery = options.delivery ?? AT_LEAST_ONCE;

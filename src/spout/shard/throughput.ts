@@ -25,7 +25,7 @@ export class ThroughputMeter {
   /** What arrived up to this time (monotonic ms) has been counted. */
   private coveredTo: number;
 
-  constructor(private readonly startedAt: number) {
+  constructor(readonly startedAt: number) {
     this.coveredTo = startedAt;
   }
 
@@ -56,14 +56,14 @@ export class ThroughputMeter {
   }
 }
 
-/** Whether to publish `current` now, given the last publication (if any) and when the shard was taken. */
+/** Whether to publish `current` now, given the last publication (if any) and since when the shard's load is measured. */
 export function publishDue(
   last: { load: ShardLoad; at: number } | undefined,
   current: ShardLoad,
   now: number,
-  heldSince: number,
+  measuredSince: number,
 ): boolean {
-  if (now - heldSince < WARMUP_MS) return false;
+  if (now - measuredSince < WARMUP_MS) return false;
   if (!last) return true;
   if (now - last.at < PUBLISH_EVERY_MS) return false;
   const change = Math.abs(current.bytesPerSec - last.load.bytesPerSec);
@@ -92,7 +92,10 @@ export class ShardThroughput {
   /** The lease node's version as this process last wrote it (0: as created). */
   leaseVersion = 0;
 
-  constructor(readonly heldSince: number) {}
+  /** Since when the load is measured (monotonic ms): undefined before the first answer. */
+  get measuredSince(): number | undefined {
+    return this.meter?.startedAt;
+  }
 
   /**
    * An answer at `now` (monotonic) and `wallNow`, with records or none, `millisBehindLatest` behind the tip

@@ -42,20 +42,21 @@ describe('ShardThroughput', () => {
   /**
    * A shard put to every 500 ms (`perPut` records of 200 bytes, since long before its take at 0), read every
    * second from `firstRead` on, the first answer holding what arrived after `readBefore` (a last holder's
-   * checkpoint, or long before: a backlog); monotonic and wall clocks alike here. Its load as it would first
-   * be published.
+   * checkpoint, or long before: a backlog); monotonic and wall clocks alike here. Its load when it is first
+   * published: `WARMUP_MS` after the first answer.
    */
   function publishedAfterTake(firstRead: number, perPut: number, readBefore = -60_000): number {
-    const throughput = new ShardThroughput(0);
+    const throughput = new ShardThroughput();
     let lastRead = readBefore;
-    for (let read = firstRead; read <= WARMUP_MS; read += 1_000) {
+    for (let read = firstRead; read <= firstRead + WARMUP_MS; read += 1_000) {
       const records = [];
       for (let put = Math.ceil((lastRead + 1) / 500) * 500; put <= read; put += 500)
         for (let i = 0; i < perPut; i += 1) records.push(record(put));
       throughput.deliver(records, 0, read, read);
       lastRead = read;
     }
-    return throughput.load(WARMUP_MS).bytesPerSec;
+    expect(throughput.measuredSince).toBe(firstRead);
+    return throughput.load(firstRead + WARMUP_MS).bytesPerSec;
   }
   const record = (arrivalMs: number) => ({
     shardId: 's',
@@ -83,7 +84,7 @@ describe('ShardThroughput', () => {
   });
 
   it('counts nothing of the backlog read after the take', () => {
-    const throughput = new ShardThroughput(0);
+    const throughput = new ShardThroughput();
     throughput.deliver([record(-10_000), record(-5_000)], 9_000, 100, 100);
     // Still catching up: the rest of the backlog comes in the next answers.
     throughput.deliver([record(-4_000), record(-3_000)], 3_000, 200, 200);
