@@ -83,6 +83,7 @@ async function readAll(readers: ShardReaderFactory, shards: number, expected: nu
         throw err;
       },
       room: () => 10_000,
+      hasRoom: () => true,
       requested: () => undefined,
       log: () => undefined,
     };

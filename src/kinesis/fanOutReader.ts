@@ -135,7 +135,7 @@ export class FanOutReader implements ShardRecordReader {
 
   /** Waits while the caps leave no room; false if cancelled meanwhile. */
   private async roomOrCancel(signal: AbortSignal): Promise<boolean> {
-    while (this.events.room() <= 0) {
+    while (!this.events.hasRoom()) {
       if (signal.aborted) return false;
       await this.options.scheduler.sleep(ROOM_WAIT_MS, signal);
     }

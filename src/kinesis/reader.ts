@@ -24,8 +24,17 @@ export interface ShardReaderEvents {
   notFound(err: unknown, consecutive: number): Promise<void>;
   /** A request failed (the reader backs off and retries): `consecutive` failures in a row. */
   error(err: unknown, consecutive: number): void;
-  /** How many more records may be read now; the reader waits while this is 0 (the memory caps). */
+  /**
+   * How many more records the next GetRecords may ask for, reserved for it until its answer (or failure)
+   * comes; the reader waits while this is 0 (the memory caps).
+   */
   room(): number;
+  /**
+   * Whether the caps leave room to read on, reserving nothing: a fan-out event brings what the server sends,
+   * whatever was reserved, and a reservation held while the next event is awaited (seconds on an idle shard)
+   * would keep shards taken after it from starting. The fan-out reader waits while this is false.
+   */
+  hasRoom(): boolean;
   /** A request was sent (for the counters). */
   requested(): void;
   /** The reader had to seek again (an expired iterator; for the metrics). */

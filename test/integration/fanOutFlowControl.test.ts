@@ -118,7 +118,10 @@ describe('fan-out back-pressure', () => {
       error: (err) => {
         throw err;
       },
-      room: () => (open || delivered.length < 3 ? 100 : 0),
+      room: () => {
+        throw new Error('a fan-out reader reserves nothing: it asks hasRoom()');
+      },
+      hasRoom: () => open || delivered.length < 3,
       requested: () => undefined,
       log: () => undefined,
     };

@@ -53,6 +53,12 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       );
     return true;
   };
+  /** The room the caps leave this shard, without what it reserved before (which is given back). */
+  const roomNow = () => {
+    shard.reserved = 0;
+    const { total, shards } = context.held();
+    return context.isActive() && context.reading(shard) ? fetchRoom(total, shard, shards, config) : 0;
+  };
   return {
     records: (records, millisBehindLatest) => {
       shard.reserved = 0;
@@ -75,12 +81,11 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
     error: (err, consecutive) => void failed(err, consecutive),
     room: () => {
       // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
-      shard.reserved = 0;
-      const { total, shards } = context.held();
-      const room = context.isActive() && context.reading(shard) ? fetchRoom(total, shard, shards, config) : 0;
+      const room = roomNow();
       shard.reserved = Math.ceil(room * shard.userRecordsPerRecord);
       return room;
     },
+    hasRoom: () => roomNow() > 0,
     log: (level, message) => reporter.log(level, message),
     requested: () => context.requested(),
     iteratorReset: () => metrics.count(ProcessCounter.IteratorResets),

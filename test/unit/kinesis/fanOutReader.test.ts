@@ -36,7 +36,10 @@ function setUp(from: ReadPosition = { kind: 'TRIM_HORIZON' }, room = 100) {
       told.errors.push({ name: (err as Error).name, consecutive });
       told.problems.push(kinesisProblem(err, 'stream s'));
     },
-    room: () => state.room,
+    room: () => {
+      throw new Error('a fan-out reader reserves nothing: it asks hasRoom()');
+    },
+    hasRoom: () => state.room > 0,
     requested: () => undefined,
     subscription: (what) => told.subscriptions.push(what),
     log: (level, message) => told.logs.push([level, message]),

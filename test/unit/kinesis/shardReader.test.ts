@@ -65,6 +65,9 @@ function ownerEvents(own: Partial<ShardReaderEvents>): ShardReaderEvents {
     notFound: async () => undefined,
     error: () => undefined,
     room: () => 10,
+    hasRoom: () => {
+      throw new Error('a polling reader reserves what it asks for: it asks room()');
+    },
     requested: () => undefined,
     log: () => undefined,
     ...own,
