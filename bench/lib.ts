@@ -46,10 +46,10 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Node options every spout process of a benchmark starts with: KinesisShellSpout's own (its Java side starts
- * node with `--max-semi-space-size=2`), unless BENCH_NODE_OPTIONS says otherwise (space-separated, "" for none).
+ * node with `--max-semi-space-size=2 --single-threaded`), unless BENCH_NODE_OPTIONS says otherwise (space-separated, "" for none).
  */
 export function benchNodeOptions(): string[] {
-  return (process.env.BENCH_NODE_OPTIONS ?? '--max-semi-space-size=2').split(' ').filter(Boolean);
+  return (process.env.BENCH_NODE_OPTIONS ?? '--max-semi-space-size=2 --single-threaded').split(' ').filter(Boolean);
 }
 
 /** The environment KinesisShellSpout adds for a spout process: MALLOC_ARENA_MAX=2, unless the environment has it. */

@@ -110,7 +110,11 @@ test('a record failed forever with 50,000 behind it: records held stay under the
       retry: { maxRetries: -1, initialBackoffMs: 20, maxBackoffMs: 200 },
     },
     // Started as KinesisShellSpout starts it (its NODE_OPTIONS and ENVIRONMENT).
-    { keepHistory: false, nodeOptions: ['--max-semi-space-size=2'], env: { MALLOC_ARENA_MAX: '2' } },
+    {
+      keepHistory: false,
+      nodeOptions: ['--max-semi-space-size=2', '--single-threaded'],
+      env: { MALLOC_ARENA_MAX: '2' },
+    },
   );
   const started = Date.now();
   const readBehind = new Set<string>();

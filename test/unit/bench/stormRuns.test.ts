@@ -62,7 +62,7 @@ test('the synthetic runs start node as KinesisShellSpout does (spoutKinesis is K
         command: string[];
         env: Record<string, string>;
       };
-      expect(json.command).toEqual(['node', '--max-semi-space-size=2', 's.js']);
+      expect(json.command).toEqual(['node', '--max-semi-space-size=2', '--single-threaded', 's.js']);
       expect(json.env.MALLOC_ARENA_MAX).toBe('2');
     }
   } finally {

@@ -45,15 +45,16 @@ class KinesisShellSpoutTest {
 
     @Test
     void startsNodeWithItsOptionsBeforeTheScript() throws ReflectiveOperationException {
-        assertEquals(List.of("/opt/node/bin/node", "--max-semi-space-size=2", "kinesis-spout.cjs"),
+        assertEquals(List.of("/opt/node/bin/node", "--max-semi-space-size=2", "--single-threaded", "kinesis-spout.cjs"),
             List.of(KinesisShellSpout.command("/opt/node/bin/node", List.of())));
         // What Storm's ShellSpout will run: its command, as the builder leaves it.
         java.lang.reflect.Field field = org.apache.storm.spout.ShellSpout.class.getDeclaredField("command");
         field.setAccessible(true);
         String[] command = (String[]) field.get(KinesisShellSpout.builder().setAll(conf()).node("node20").build());
-        assertEquals(List.of("node20", "--max-semi-space-size=2", "kinesis-spout.cjs"), List.of(command));
+        assertEquals(List.of("node20", "--max-semi-space-size=2", "--single-threaded", "kinesis-spout.cjs"),
+            List.of(command));
         command = (String[]) field.get(KinesisShellSpout.builder().setAll(conf()).nodeOptions("--optimize-for-size").build());
-        assertEquals(List.of("node", "--max-semi-space-size=2", "--optimize-for-size", "kinesis-spout.cjs"),
+        assertEquals(List.of("node", "--max-semi-space-size=2", "--single-threaded", "--optimize-for-size", "kinesis-spout.cjs"),
             List.of(command));
     }
 
