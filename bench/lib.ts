@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import type { KinesisServer } from '../test/helpers/kinesisServer';
+import { SHELL_SPOUT_LAUNCH } from '../test/helpers/spoutNode';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
 
 export interface Summary {
@@ -45,16 +46,19 @@ export function peakRssMiB(pid: number): number {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Node options every spout process of a benchmark starts with: KinesisShellSpout's own (its Java side starts
- * node with `--max-semi-space-size=2 --single-threaded`), unless BENCH_NODE_OPTIONS says otherwise (space-separated, "" for none).
+ * Node options every spout process of a benchmark starts with: KinesisShellSpout's own (SHELL_SPOUT_LAUNCH),
+ * unless BENCH_NODE_OPTIONS says otherwise (space-separated, "" for none).
  */
 export function benchNodeOptions(): string[] {
-  return (process.env.BENCH_NODE_OPTIONS ?? '--max-semi-space-size=2 --single-threaded').split(' ').filter(Boolean);
+  const options = process.env.BENCH_NODE_OPTIONS;
+  return options === undefined ? [...SHELL_SPOUT_LAUNCH.nodeOptions] : options.split(' ').filter(Boolean);
 }
 
-/** The environment KinesisShellSpout adds for a spout process: MALLOC_ARENA_MAX=2, unless the environment has it. */
+/** The environment KinesisShellSpout adds for a spout process (MALLOC_ARENA_MAX=2), where the environment has none of it. */
 export function benchSpoutEnv(): Record<string, string> {
-  return { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+  return Object.fromEntries(
+    Object.entries(SHELL_SPOUT_LAUNCH.env).map(([name, value]) => [name, process.env[name] ?? value]),
+  );
 }
 
 /** The spout's `kinesis.spout` conf for a benchmark: defaults except what names the servers. */

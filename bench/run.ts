@@ -7,8 +7,8 @@
  * twoApps: two applications on one stream, polling without and with budgets and fan-out (bench/twoApps.ts);
  * balance: balance by throughput against balance by count, one shard at 20 times the others' rate (bench/balance.ts);
  * BENCH_ROUNDS, BENCH_REGIMES and BENCH_PUT_RATE (records/s put to its one shard, default 50) apply.
- * Every spout process starts as KinesisShellSpout starts it: `--max-semi-space-size=2 --single-threaded` and MALLOC_ARENA_MAX=2
- * (bench/lib.ts); BENCH_NODE_OPTIONS replaces the options ("" for none), MALLOC_ARENA_MAX in the environment wins.
+ * Every spout process starts as KinesisShellSpout starts it: its NODE_OPTIONS and ENVIRONMENT, read from the Java
+ * class (bench/lib.ts); BENCH_NODE_OPTIONS replaces the options ("" for none), a variable in the environment wins.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  * memorySoak: RSS of 3 tasks reading 4 shards for 15 minutes, records put, 2 % failed, a split or a merge every
  * 45 s (bench/memorySoak.ts; BENCH_SOAK_SECONDS, BENCH_SOAK_PUT_RATE, ...). Being long it runs only when named

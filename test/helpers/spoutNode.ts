@@ -4,7 +4,7 @@
  * tests stay on the Node that runs jest; only the processes a user's machine would run change.
  */
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { basename, delimiter, dirname, isAbsolute, resolve } from 'node:path';
 
 function chosen(): string {
@@ -39,4 +39,25 @@ export function pathWithSpoutNode(path = process.env.PATH ?? ''): string {
     );
   }
   return [dirname(SPOUT_NODE), ...path.split(delimiter).filter(Boolean)].join(delimiter);
+}
+
+/**
+ * How KinesisShellSpout starts the spout process: its `NODE_OPTIONS` (before the script) and `ENVIRONMENT`
+ * (unless the worker's environment has the variable), read from its Java source, the one place they are
+ * written, so that tests and benchmarks that start the process themselves start it the same way.
+ */
+export const SHELL_SPOUT_LAUNCH = readShellSpoutLaunch();
+
+function readShellSpoutLaunch(): { nodeOptions: string[]; env: Record<string, string> } {
+  const file = resolve(__dirname, '../../storm/src/main/java/io/github/kinesisshellspout/KinesisShellSpout.java');
+  const source = readFileSync(file, 'utf8');
+  const literals = (constant: string) => {
+    const call = new RegExp(`\\b${constant} = (?:List|Map)\\.of\\(([^)]*)\\)`).exec(source);
+    if (!call) throw new Error(`${file}: no ${constant} = List.of(...) or Map.of(...)`);
+    return [...call[1].matchAll(/"([^"]*)"/g)].map((m) => m[1]);
+  };
+  const pairs = literals('ENVIRONMENT');
+  const env: Record<string, string> = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) env[pairs[i]] = pairs[i + 1];
+  return { nodeOptions: literals('NODE_OPTIONS'), env };
 }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { createStream, listAllShards, putRecords, type PutResult } from '../helpers/kinesisAdmin';
 import { startKinesalite } from '../helpers/kinesisServer';
 import { spoutSuite, uniqueName } from '../helpers/fixture';
+import { SHELL_SPOUT_LAUNCH } from '../helpers/spoutNode';
 import type { StormDriver } from '../helpers/stormDriver';
 
 const suite = spoutSuite(startKinesalite);
@@ -110,11 +111,7 @@ test('a record failed forever with 50,000 behind it: records held stay under the
       retry: { maxRetries: -1, initialBackoffMs: 20, maxBackoffMs: 200 },
     },
     // Started as KinesisShellSpout starts it (its NODE_OPTIONS and ENVIRONMENT).
-    {
-      keepHistory: false,
-      nodeOptions: ['--max-semi-space-size=2', '--single-threaded'],
-      env: { MALLOC_ARENA_MAX: '2' },
-    },
+    { keepHistory: false, ...SHELL_SPOUT_LAUNCH },
   );
   const started = Date.now();
   const readBehind = new Set<string>();
