@@ -72,4 +72,26 @@ describe('reader events of a fan-out shard', () => {
     expect(subscribesTo(later.shardId)).toHaveLength(1);
     await Promise.all(held.map((s) => s.reader?.stop()));
   });
+
+  it('read no further event while the shard holds what the caps allow, and read on once its records are acked (invariant 7)', async () => {
+    const { clock, take, subscribesTo } = setUp();
+    const shard = take('s-0');
+    await settle();
+    const stream = subscribesTo('s-0')[0].open();
+    stream.push(
+      event(
+        Array.from({ length: 12 }, (_, i) => String(i + 1)),
+        '12',
+      ),
+      event(['13'], '13'),
+    );
+    await clock.advance(60_000);
+    // More than half its buffer is held (at a cap of 20): the next event waits on the server.
+    expect(shard.buffered).toBe(12);
+    for (let next = shard.takeNext(clock.now()); next; next = shard.takeNext(clock.now()))
+      shard.inFlight.ack(next.record.sequenceNumber);
+    await clock.advance(100);
+    expect(shard.buffered).toBe(1);
+    await shard.reader?.stop();
+  });
 });

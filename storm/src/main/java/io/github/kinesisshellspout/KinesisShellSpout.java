@@ -18,9 +18,9 @@ import org.apache.storm.tuple.Fields;
 import org.apache.storm.utils.ObjectReader;
 
 /**
- * The Kinesis spout: each task runs {@code node --max-semi-space-size=2 --single-threaded kinesis-spout.cjs} from the topology jar's
- * {@code resources/} folder (this artifact puts the script there) and speaks Storm's multilang protocol
- * with it.
+ * The Kinesis spout: each task runs {@code node --max-semi-space-size=2 --single-threaded kinesis-spout.cjs}
+ * from the topology jar's {@code resources/} folder (this artifact puts the script there) and speaks Storm's
+ * multilang protocol with it.
  *
  * <pre>
  * builder.setSpout("kinesis", new KinesisShellSpout(Map.of(
