@@ -51,9 +51,8 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
      * each of V8's two young-generation semi-spaces at 2 MiB (Node 20 lets them grow to 16 MiB each, and
      * pages once touched stay resident): measured, about 20 MiB less resident memory per task holding 64
      * idle shards, nothing at 8. {@code --single-threaded}: V8 compiles and collects garbage on the main
-     * thread instead of its helper threads, whose freed memory glibc keeps: measured (Node 24, 180 s idle,
-     * n=2), 86-87 MiB resident with 8 idle shards against 95-99, 93 with 64 against 96-128; the same CPU
-     * per tuple with CPUs idle, half of it at full speed with both CPUs busy (docs/operations.md#memory).
+     * thread instead of its helper threads, whose freed memory glibc keeps: about 10 MiB less resident
+     * memory per idle task, no more CPU per tuple (docs/operations.md#memory has the measurements).
      */
     public static final List<String> NODE_OPTIONS = List.of("--max-semi-space-size=2", "--single-threaded");
     /**
