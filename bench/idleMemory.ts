@@ -6,7 +6,7 @@
  * BENCH_IDLE_CONF (JSON) overrides spout configuration keys. BENCH_IDLE_SCRIPTS=a.cjs,b.cjs compares bundles: each
  * round runs every shard count with each of them in turn, BENCH_IDLE_ROUNDS times (default 1). The RSS is split into file pages (the node binary's
  * code and data that the process touched, shared with the other node processes of the host) and anonymous memory.
- * The spout processes start as KinesisShellSpout starts them (bench/lib.ts: benchNodeOptions, benchSpoutEnv).
+ * The spout processes start as KinesisShellSpout starts them (bench/lib.ts: benchNodeOptions; StormDriver: its environment).
  * BENCH_IDLE_LOG=<file> appends each process's log lines (stats lines left out), timed from its start.
  * Run alone: `npx tsx bench/idleMemory.ts` (after `npm run build`).
  */
@@ -16,7 +16,7 @@ import { createStream } from '../test/helpers/kinesisAdmin';
 import type { KinesisServer } from '../test/helpers/kinesisServer';
 import { StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions, benchSpoutEnv, runStandalone, sleep } from './lib';
+import { benchConf, benchNodeOptions, runStandalone, sleep } from './lib';
 
 export interface IdleMemoryRun {
   shards: number;
@@ -92,7 +92,6 @@ export async function idleMemoryBench(
         ...(process.env.BENCH_HEAPSNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2'] : []),
         ...benchNodeOptions(),
       ],
-      env: benchSpoutEnv(),
       keepHistory: false,
       ...(script === undefined ? {} : { script }),
     });

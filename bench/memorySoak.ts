@@ -20,7 +20,7 @@ import { seededRandom } from '../test/helpers/seededRandom';
 import { spoutNodeVersion } from '../test/helpers/spoutNode';
 import { type Emit, StormDriver } from '../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions, benchSpoutEnv, runStandalone, sleep } from './lib';
+import { benchConf, benchNodeOptions, runStandalone, sleep } from './lib';
 
 export interface MemorySoakOptions {
   seconds: number;
@@ -168,7 +168,6 @@ export async function memorySoakBench(
         taskId,
         componentTasks: taskIds,
         nodeOptions,
-        env: benchSpoutEnv(),
         keepHistory: false,
       }),
     ),

@@ -14,7 +14,7 @@ import { listAllShards, openShards } from '../../test/helpers/kinesisAdmin';
 import type { KinesisServer } from '../../test/helpers/kinesisServer';
 import { StormDriver } from '../../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions, benchSpoutEnv, sleep } from '../lib';
+import { benchConf, benchNodeOptions, sleep } from '../lib';
 import { startKinesisCounter, type KinesisCounter } from './kinesisCounter';
 import { startZkCounter, type ZkCounter } from './zkCounter';
 
@@ -75,7 +75,6 @@ export class ScaleWorld {
       componentTasks: all,
       keepHistory: false,
       nodeOptions: benchNodeOptions(),
-      env: benchSpoutEnv(),
     });
     const task: Task = {
       index,

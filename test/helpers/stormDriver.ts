@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FrameDecoder } from '../../src/multilang/frames';
-import { SPOUT_NODE } from './spoutNode';
+import { SHELL_SPOUT_LAUNCH, SPOUT_NODE } from './spoutNode';
 
 export const ENTRY_SCRIPT = resolve(__dirname, '../../multilang/resources/kinesis-spout.cjs');
 export const DEFAULT_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'];
@@ -37,7 +37,10 @@ export interface DriverOptions {
   env?: NodeJS.ProcessEnv;
   /** The script to run; default the built spout. */
   script?: string;
-  /** Node options before the script (e.g. `--cpu-prof` when profiling). */
+  /**
+   * Node options before the script; default KinesisShellSpout's (SHELL_SPOUT_LAUNCH), so that tests run the
+   * spout as production does. Given, they replace those (spread SHELL_SPOUT_LAUNCH.nodeOptions to add to them).
+   */
   nodeOptions?: string[];
   /** Keep every emit and frame (default); benchmarks turn it off to measure, not hoard. */
   keepHistory?: boolean;
@@ -97,10 +100,21 @@ export class StormDriver {
     const pipes = (options.stdio ?? 'pipes') === 'pipes' ? { stdin: osPipe(), stdout: osPipe() } : undefined;
     this.child = spawn(
       SPOUT_NODE,
-      [...(options.nodeOptions ?? []), options.script ?? ENTRY_SCRIPT, ...(options.args ?? [])],
+      [
+        ...(options.nodeOptions ?? SHELL_SPOUT_LAUNCH.nodeOptions),
+        options.script ?? ENTRY_SCRIPT,
+        ...(options.args ?? []),
+      ],
       {
         stdio: pipes ? [pipes.stdin.read, pipes.stdout.write, 'pipe'] : ['pipe', 'pipe', 'pipe'],
-        env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
+        // KinesisShellSpout's ENVIRONMENT unless the environment has the variable, as on a worker.
+        env: {
+          AWS_ACCESS_KEY_ID: 'test',
+          AWS_SECRET_ACCESS_KEY: 'test',
+          ...SHELL_SPOUT_LAUNCH.env,
+          ...process.env,
+          ...options.env,
+        },
       },
     );
     live.add(this.child);

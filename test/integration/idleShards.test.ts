@@ -10,6 +10,7 @@ import { MAX_SOCKETS } from '../../src/kinesis/client';
 import { socketsTo } from '../../bench/idleMemory';
 import { createStream } from '../helpers/kinesisAdmin';
 import { spoutSuite, uniqueName } from '../helpers/fixture';
+import { SHELL_SPOUT_LAUNCH } from '../helpers/spoutNode';
 import type { StormDriver } from '../helpers/stormDriver';
 
 const suite = spoutSuite();
@@ -46,7 +47,7 @@ async function idleProcess(shards: number): Promise<Retained> {
     stream,
     uniqueName('app'),
     { statsIntervalMs: 1_000, idlePollIntervalMs: 1_000 },
-    { nodeOptions: ['--expose-gc'], keepHistory: false },
+    { nodeOptions: [...SHELL_SPOUT_LAUNCH.nodeOptions, '--expose-gc'], keepHistory: false },
   );
   try {
     return await retainedWhenIdle(driver, shards);

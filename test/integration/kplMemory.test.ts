@@ -14,6 +14,7 @@ import { createStream } from '../helpers/kinesisAdmin';
 import { startKinesalite } from '../helpers/kinesisServer';
 import { spoutSuite, uniqueName, waitFor } from '../helpers/fixture';
 import { kplAggregate } from '../helpers/kpl';
+import { SHELL_SPOUT_LAUNCH } from '../helpers/spoutNode';
 import type { StormDriver } from '../helpers/stormDriver';
 
 const suite = spoutSuite(startKinesalite);
@@ -103,7 +104,11 @@ test('a failing user record in each of 160 aggregates of 10 x 100 KB: live memor
       statsIntervalMs: 250,
       retry: { maxRetries: -1, initialBackoffMs: 2_000, maxBackoffMs: 5_000 },
     },
-    { keepHistory: false, nodeOptions: ['--expose-gc', '--require', probe], env: { MEMORY_PROBE_FILE: file } },
+    {
+      keepHistory: false,
+      nodeOptions: [...SHELL_SPOUT_LAUNCH.nodeOptions, '--expose-gc', '--require', probe],
+      env: { MEMORY_PROBE_FILE: file },
+    },
   );
   // Live memory of the process before it holds any record.
   await waitFor('samples before the puts', () => probeSamples(file).length >= 8 || undefined);
