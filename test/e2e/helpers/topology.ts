@@ -287,7 +287,11 @@ export class LocalTopology {
   async stop(graceMs = 30_000): Promise<boolean> {
     if (!this.exit) {
       this.child.stdin!.end('kill\n');
-      await Promise.race([this.exited, sleep(graceMs)]);
+      // The grace timer is cleared once the JVM exits: left pending, it kept jest's worker alive for up to
+      // graceMs after the last test ("A worker process has failed to exit gracefully").
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([this.exited, new Promise((resolve) => (grace = setTimeout(resolve, graceMs)))]);
+      clearTimeout(grace);
     }
     return this.killHard(10_000);
   }
