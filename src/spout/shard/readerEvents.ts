@@ -53,9 +53,8 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
       );
     return true;
   };
-  /** The room the caps leave this shard, without what it reserved before (which is given back). */
+  /** The room the caps leave this shard now, its own reservation counted as held. */
   const roomNow = () => {
-    shard.reserved = 0;
     const { total, shards } = context.held();
     return context.isActive() && context.reading(shard) ? fetchRoom(total, shard, shards, config) : 0;
   };
@@ -80,7 +79,9 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
     notFound: (err, consecutive) => (failed(err, consecutive) ? context.notFound() : Promise.resolve()),
     error: (err, consecutive) => void failed(err, consecutive),
     room: () => {
-      // What a GetRecords may return is reserved until it answers, so readers together stay under the cap.
+      // What a GetRecords may return is reserved until it answers, so readers together stay under the cap;
+      // what this shard reserved before is given back first.
+      shard.reserved = 0;
       const room = roomNow();
       shard.reserved = Math.ceil(room * shard.userRecordsPerRecord);
       return room;

@@ -48,7 +48,13 @@ function setUp() {
     return shard;
   };
   const subscribesTo = (shardId: string) => fake.subscribes.filter((s) => s.input.ShardId === shardId);
-  return { clock, held, take, subscribesTo };
+  /** A held shard without a reader, and its events (what a polling reader calls). */
+  const holdWithoutReader = (shardId: string) => {
+    const shard = new OwnedShard(shardId, clock.now());
+    held.push(shard);
+    return { shard, events: readerEvents(shard, context) };
+  };
+  return { clock, held, take, subscribesTo, holdWithoutReader };
 }
 
 describe('reader events of a fan-out shard', () => {
@@ -93,5 +99,15 @@ describe('reader events of a fan-out shard', () => {
     await clock.advance(100);
     expect(shard.buffered).toBe(1);
     await shard.reader?.stop();
+  });
+
+  it('ask whether there is room without touching what a GetRecords of the shard has reserved', () => {
+    const { holdWithoutReader } = setUp();
+    const { shard, events } = holdWithoutReader('s-0');
+    const room = events.room();
+    expect(room).toBeGreaterThan(0);
+    expect(shard.reserved).toBe(room);
+    expect(events.hasRoom()).toBe(true);
+    expect(shard.reserved).toBe(room);
   });
 });
