@@ -22,11 +22,12 @@ import { readGetRecordsFast } from '../src/kinesis/fastGetRecords';
 import { type KinesisRecord, messageId, tupleOf } from '../src/kinesis/records';
 import { StormOutput } from '../src/multilang/protocol';
 import { summarize, type Summary } from './lib';
+import { shellSpoutEnv } from '../test/helpers/spoutNode';
 import { bundle, drive, Regime, startBusyLoops } from './protocol';
 import type { DriverResult } from './driver/spec';
 import type { SyntheticWire } from './syntheticKinesis';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions, benchSpoutEnv } from './lib';
+import { benchConf, benchNodeOptions } from './lib';
 
 export const DECODE_STAGES = [
   /** The SDK's client.send(GetRecordsCommand), HTTP answered from memory. */
@@ -349,7 +350,7 @@ export async function spoutWireBench(
             const result = await drive(driver, {
               script: spout,
               nodeOptions: benchNodeOptions(),
-              env: { ...benchSpoutEnv(), PAYLOAD_BYTES: String(payload), SYNTHETIC_SHARDS: '4', SYNTHETIC_WIRE: wire },
+              env: { ...shellSpoutEnv(), PAYLOAD_BYTES: String(payload), SYNTHETIC_SHARDS: '4', SYNTHETIC_WIRE: wire },
               conf,
               startTimeoutMs: 30_000,
               warmupSeconds: options.warmupSeconds,

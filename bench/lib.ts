@@ -54,16 +54,6 @@ export function benchNodeOptions(): string[] {
   return options === undefined ? [...SHELL_SPOUT_LAUNCH.nodeOptions] : options.split(' ').filter(Boolean);
 }
 
-/**
- * The environment KinesisShellSpout adds for a spout process (MALLOC_ARENA_MAX=2), where the environment has none
- * of it: for processes started without StormDriver (which adds it itself).
- */
-export function benchSpoutEnv(): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(SHELL_SPOUT_LAUNCH.env).map(([name, value]) => [name, process.env[name] ?? value]),
-  );
-}
-
 /** The spout's `kinesis.spout` conf for a benchmark: defaults except what names the servers. */
 export function benchConf(
   zk: Pick<ZooKeeperServer, 'connectString'>,

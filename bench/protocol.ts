@@ -11,7 +11,8 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { ZooKeeperServer } from '../test/helpers/zookeeperServer';
 import type { DriverResult, DriverSpec } from './driver/spec';
-import { benchConf, benchNodeOptions, benchSpoutEnv, summarize, type Summary } from './lib';
+import { benchConf, benchNodeOptions, summarize, type Summary } from './lib';
+import { shellSpoutEnv } from '../test/helpers/spoutNode';
 
 const BATCH = 100;
 const STORM_VERSION = '2.8.1';
@@ -203,7 +204,7 @@ export async function protocolBench(
             const result = await drive(driver, {
               script: scriptOf[responder],
               ...(isSpout ? { nodeOptions: benchNodeOptions() } : {}),
-              env: isSpout ? { ...env, ...benchSpoutEnv() } : env,
+              env: isSpout ? { ...env, ...shellSpoutEnv() } : env,
               conf,
               startTimeoutMs: 30_000,
               warmupSeconds: options.warmupSeconds,

@@ -20,7 +20,8 @@ import { createStream, kinesisClient, putRecords } from '../test/helpers/kinesis
 import { startKinesisLocal } from '../test/helpers/kinesisServer';
 import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import type { DriverResult } from './driver/spec';
-import { benchConf, benchNodeOptions, benchSpoutEnv, summarize } from './lib';
+import { benchConf, benchNodeOptions, summarize } from './lib';
+import { shellSpoutEnv } from '../test/helpers/spoutNode';
 import { bundle, drive } from './protocol';
 
 const SHARDS = 4;
@@ -180,7 +181,7 @@ async function main(): Promise<void> {
           ...profile,
         ],
         env: {
-          ...benchSpoutEnv(),
+          ...shellSpoutEnv(),
           AWS_ACCESS_KEY_ID: 'bench',
           AWS_SECRET_ACCESS_KEY: 'bench',
           PAYLOAD_BYTES: '100',

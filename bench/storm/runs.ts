@@ -2,7 +2,8 @@
 import { join } from 'node:path';
 import type { LocalTopology } from '../../test/e2e/helpers/topology';
 import type { ZooKeeperServer } from '../../test/helpers/zookeeperServer';
-import { benchConf, benchNodeOptions, benchSpoutEnv } from '../lib';
+import { benchConf, benchNodeOptions } from '../lib';
+import { shellSpoutEnv } from '../../test/helpers/spoutNode';
 import type { StormSpout } from '../storm';
 
 const BATCH = 100;
@@ -42,7 +43,7 @@ export function spoutRunSpec(spout: StormSpout, c: RunContext) {
   const env = { PAYLOAD_BYTES: String(c.payloadBytes), CEILING_BATCH: String(BATCH) };
   // This spout's synthetic runs start node as KinesisShellSpout does (spoutKinesis is KinesisShellSpout itself).
   const spoutCommand = ['node', ...benchNodeOptions(), c.synthetic];
-  const spoutEnv = { ...env, ...benchSpoutEnv() };
+  const spoutEnv = { ...env, ...shellSpoutEnv() };
   let json: Record<string, unknown>;
   switch (spout) {
     case 'native':

@@ -61,3 +61,11 @@ function readShellSpoutLaunch(): { nodeOptions: string[]; env: Record<string, st
   for (let i = 0; i + 1 < pairs.length; i += 2) env[pairs[i]] = pairs[i + 1];
   return { nodeOptions: literals('NODE_OPTIONS'), env };
 }
+
+/**
+ * The variables KinesisShellSpout adds to a spout process's environment: its `ENVIRONMENT`, but those the
+ * environment (the worker's) already has.
+ */
+export function shellSpoutEnv(environment: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return Object.fromEntries(Object.entries(SHELL_SPOUT_LAUNCH.env).filter(([name]) => environment[name] === undefined));
+}

@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FrameDecoder } from '../../src/multilang/frames';
-import { SHELL_SPOUT_LAUNCH, SPOUT_NODE } from './spoutNode';
+import { SHELL_SPOUT_LAUNCH, SPOUT_NODE, shellSpoutEnv } from './spoutNode';
 
 export const ENTRY_SCRIPT = resolve(__dirname, '../../multilang/resources/kinesis-spout.cjs');
 export const DEFAULT_FIELDS = ['partitionKey', 'data', 'shardId', 'sequenceNumber', 'arrivalTimestamp'];
@@ -107,12 +107,11 @@ export class StormDriver {
       ],
       {
         stdio: pipes ? [pipes.stdin.read, pipes.stdout.write, 'pipe'] : ['pipe', 'pipe', 'pipe'],
-        // KinesisShellSpout's ENVIRONMENT unless the environment has the variable, as on a worker.
         env: {
           AWS_ACCESS_KEY_ID: 'test',
           AWS_SECRET_ACCESS_KEY: 'test',
-          ...SHELL_SPOUT_LAUNCH.env,
           ...process.env,
+          ...shellSpoutEnv(),
           ...options.env,
         },
       },

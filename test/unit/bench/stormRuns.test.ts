@@ -6,6 +6,7 @@ import { GetRecordsCommand } from '@aws-sdk/client-kinesis';
 import { syntheticKinesis } from '../../../bench/syntheticKinesis';
 import { COMPACT_SERIALIZER, completeLatencyMs, type Counts, spoutRunSpec } from '../../../bench/storm/runs';
 import type { ZooKeeperServer } from '../../helpers/zookeeperServer';
+import { shellSpoutEnv } from '../../helpers/spoutNode';
 
 const counts = (trees: number, latencyMs: number): Counts => ({
   acked: trees,
@@ -69,6 +70,11 @@ test('the synthetic runs start node as KinesisShellSpout does (spoutKinesis is K
     if (saved.options !== undefined) process.env.BENCH_NODE_OPTIONS = saved.options;
     if (saved.arenas !== undefined) process.env.MALLOC_ARENA_MAX = saved.arenas;
   }
+});
+
+test("KinesisShellSpout's environment is added unless the worker's environment has the variable (as its processEnv)", () => {
+  expect(shellSpoutEnv({})).toEqual({ MALLOC_ARENA_MAX: '2' });
+  expect(shellSpoutEnv({ MALLOC_ARENA_MAX: '4' })).toEqual({});
 });
 
 test('a paced synthetic shard returns what arrived at its rate, never more, and still says it is behind', async () => {
