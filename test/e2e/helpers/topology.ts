@@ -14,6 +14,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -155,6 +156,7 @@ export class LocalTopology {
     dir: string,
     run = 1,
   ) {
+    endCutLine(config.outputFile);
     const configFile = join(dir, `config-${run}.json`);
     writeFileSync(configFile, JSON.stringify(config, null, 2));
     this.logFile = join(dir, `jvm-${run}.log`);
@@ -392,6 +394,17 @@ export function processCwd(pid: number): string {
 /** The executable a process runs (symbolic links resolved). */
 export function processExe(pid: number): string {
   return readlinkSync(`/proc/${pid}/exe`);
+}
+
+/**
+ * A JVM killed hard can leave the last line of the output cut short (Linux ends a write at a page boundary
+ * for a fatal signal); that event's tuple was not acked. The next run appends to the same file: the cut
+ * part is dropped first, so that it does not run into the next run's first line.
+ */
+function endCutLine(file: string): void {
+  if (!existsSync(file)) return;
+  const text = readFileSync(file);
+  if (text.length > 0 && text[text.length - 1] !== 0x0a) truncateSync(file, text.lastIndexOf(0x0a) + 1);
 }
 
 export function readRecorded(file: string): Recorded[] {
