@@ -25,11 +25,25 @@ export interface BalanceOptions {
   hysteresis: number;
   /** Lease moves per plan. */
   maxMoves: number;
-  /** Mean bytes/s per shard below which loads are not told apart (counted as equal: count balance). */
+  /**
+   * A shard's bytes/s is reckoned at no less than this: loads below it are not told apart, so shards that
+   * deliver next to nothing are shared by count.
+   */
   minShardBytesPerSec: number;
 }
 
-export const DEFAULT_BALANCE: BalanceOptions = { band: 0.1, hysteresis: 0.05, maxMoves: 2, minShardBytesPerSec: 1 };
+/**
+ * The smallest change in a shard's bytes/s that its holder publishes (spout/shard/throughput.ts): a shard
+ * gone quiet keeps the last load it published, which may be anything below this.
+ */
+export const LOAD_STEP_BYTES_PER_SEC = 8;
+
+export const DEFAULT_BALANCE: BalanceOptions = {
+  band: 0.1,
+  hysteresis: 0.05,
+  maxMoves: 2,
+  minShardBytesPerSec: 2 * LOAD_STEP_BYTES_PER_SEC,
+};
 
 export interface BalanceInput {
   /** The live tasks to share among. */
@@ -47,6 +61,8 @@ export interface LeaseMove {
   shardId: string;
   from: string;
   to: string;
+  /** Why: a task below the count floor (counts, always current), or the loads (as last published). */
+  why: 'floor' | 'load';
 }
 
 export interface BalancePlan {
@@ -67,26 +83,24 @@ export function countFloor(shards: number, tasks: number): number {
   return tasks > 0 && shards >= tasks ? 1 : 0;
 }
 
-/** The bytes/s the planner reckons with per shard: unknown ones at the mean of the known, all equal when too small to tell. */
+/**
+ * The bytes/s the planner reckons with per shard: no less than `minShardBytesPerSec`, unknown ones at the
+ * mean of the known (without any: all equal, so shared by count).
+ */
 export function effectiveLoads(
   shards: readonly string[],
   loads: ReadonlyMap<string, ShardLoad>,
   minShardBytesPerSec: number,
 ): Map<string, number> {
-  const known = shards.map((id) => loads.get(id)?.bytesPerSec).filter((b): b is number => b !== undefined && b >= 0);
-  const mean = known.length === 0 ? 0 : known.reduce((a, b) => a + b, 0) / known.length;
-  const result = new Map<string, number>();
-  if (mean < minShardBytesPerSec) {
-    for (const id of shards) result.set(id, 1);
-    return result;
-  }
+  const reckoned = (id: string) => {
+    const bytes = loads.get(id)?.bytesPerSec;
+    return bytes !== undefined && bytes >= 0 ? Math.max(bytes, minShardBytesPerSec) : undefined;
+  };
+  const known = shards.map(reckoned).filter((b): b is number => b !== undefined);
+  const mean = known.length === 0 ? minShardBytesPerSec : known.reduce((a, b) => a + b, 0) / known.length;
   // A small cost per shard, so that idle shards spread by count rather than pile up on one task.
   const base = mean / 100;
-  for (const id of shards) {
-    const bytes = loads.get(id)?.bytesPerSec;
-    result.set(id, (bytes !== undefined && bytes >= 0 ? bytes : mean) + base);
-  }
-  return result;
+  return new Map(shards.map((id) => [id, (reckoned(id) ?? mean) + base]));
 }
 
 export function planBalance(input: BalanceInput): BalancePlan {
@@ -162,7 +176,7 @@ export function planBalance(input: BalanceInput): BalancePlan {
       for (const shardId of shardsOf.get(from)!) {
         if (!movable.has(shardId)) continue;
         const gain = gainOf(from, to, shardId);
-        if (!best || gain > best.gain) best = { move: { shardId, from, to }, gain };
+        if (!best || gain > best.gain) best = { move: { shardId, from, to, why: 'floor' }, gain };
       }
     }
     return best?.move;
@@ -181,7 +195,7 @@ export function planBalance(input: BalanceInput): BalancePlan {
           // The giver keeps more than the receiver gets, by the margin: no way back for the same lease.
           if (loadOf.get(from)! - s - loadOf.get(to)! < margin) continue;
           const gain = gainOf(from, to, shardId);
-          if (!best || gain > best.gain) best = { move: { shardId, from, to }, gain };
+          if (!best || gain > best.gain) best = { move: { shardId, from, to, why: 'load' }, gain };
         }
       }
     }

@@ -4,7 +4,7 @@
  * "throughput"`): first once it has been measured for a while, then only when it changed materially and
  * at most every `PUBLISH_EVERY_MS`, so that ZooKeeper writes stay few with hundreds of shards.
  */
-import type { ShardLoad } from '../../coordination/balance';
+import { LOAD_STEP_BYTES_PER_SEC, type ShardLoad } from '../../coordination/balance';
 import type { KinesisRecord } from '../../kinesis/records';
 import { recordBytes } from '../memory';
 
@@ -14,10 +14,8 @@ export const TAU_MS = 10_000;
 export const WARMUP_MS = 5_000;
 /** Between two publications of one shard, at least this long. */
 export const PUBLISH_EVERY_MS = 10_000;
-/** A change is material past this fraction of the last published load ... */
+/** A change is material past this fraction of the last published load, and past `LOAD_STEP_BYTES_PER_SEC` (idle shards' noise is not worth a write). */
 export const MATERIAL_CHANGE = 0.2;
-/** ... and past this many bytes/s (idle shards' noise is not worth a write). */
-export const MATERIAL_BYTES_PER_SEC = 8;
 
 export class ThroughputMeter {
   private bytesRate = 0;
@@ -67,7 +65,7 @@ export function publishDue(
   if (!last) return true;
   if (now - last.at < PUBLISH_EVERY_MS) return false;
   const change = Math.abs(current.bytesPerSec - last.load.bytesPerSec);
-  return change > MATERIAL_BYTES_PER_SEC && change > MATERIAL_CHANGE * last.load.bytesPerSec;
+  return change > LOAD_STEP_BYTES_PER_SEC && change > MATERIAL_CHANGE * last.load.bytesPerSec;
 }
 
 /** Records that arrived in the stream this long before the first answer may still be coming (a reader catching up, or clocks that differ). */
