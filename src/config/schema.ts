@@ -319,7 +319,7 @@ export const configSchema = {
       enum: ['count', 'throughput'],
       default: 'count',
       description:
-        "How shards are shared among tasks: by count (within one of each other), or by throughput: each task within ±10 % of the mean bytes/s as whole shards allow, every task holding one shard at least, leases moved a few at a time and only through the planned hand-over. With `throughput` every holder publishes its shard's smoothed load in the lease node (see [Balance by throughput](operations.md#balance-by-throughput)).",
+        "How shards are shared among tasks: by count (within one of each other), or by throughput: each task within ±10 % of the mean bytes/s as whole shards allow, every task holding one shard at least, leases moved a few at a time, once the plans have wanted it for 11 s (a publication period), and only through the planned hand-over. With `throughput` every holder publishes its shard's smoothed load in the lease node (see [Balance by throughput](operations.md#balance-by-throughput)).",
     },
     handoffTimeoutMs: positiveMs(
       'How long a task giving a shard away waits for its in-flight acks before checkpointing and releasing.',

@@ -87,6 +87,8 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
   private again = false;
   private failures = 0;
   private retry: (() => void) | undefined;
+  /** With balance "throughput": since when the plans have wanted this task to give leases away by load. */
+  private givingSince: number | undefined;
   /** One watch callback for every path: the client keeps each distinct callback until the watch fires. */
   private readonly onWatch = () => this.schedule();
 
@@ -144,7 +146,11 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
 
   private async run(): Promise<void> {
     const session = this.deps.session();
-    if (!session || !this.deps.mayRead() || session.zk.connectionState !== 'connected') return;
+    if (!session || !this.deps.mayRead() || session.zk.connectionState !== 'connected') {
+      // A round that plans nothing ends the streak of plans that wanted this task to give.
+      this.givingSince = undefined;
+      return;
+    }
     const began = this.deps.scheduler.now();
     try {
       await this.assign(session);
@@ -206,7 +212,10 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       startOf: session.startOf,
       loads,
       rotation: this.deps.config.streamIndex,
+      now: this.deps.scheduler.now(),
+      givingSince: this.givingSince,
     });
+    this.givingSince = plan.givingSince;
     if (plan.loadOf) this.deps.planned?.(plan.loadOf);
     for (const shardId of plan.forget) {
       reporter.log(LogLevel.Warn, `lease on ${shardId} is no longer ours: stopped emitting from it`);

@@ -7,6 +7,8 @@ import { type LeasePlan, NOT_JOINED_PREFIX } from '../coordination/assignment';
 import { planBalance, type ShardLoad } from '../coordination/balance';
 import { loadsOf } from '../coordination/leaseLoads';
 import type { CoordinationStore } from '../coordination/store';
+import { LOAD_CHECK_MS } from './loadPublisher';
+import { PUBLISH_EVERY_MS } from './shard/throughput';
 
 export type BalanceMode = 'count' | 'throughput';
 
@@ -17,9 +19,21 @@ export interface BalanceView {
 }
 
 /**
+ * How long the plans must have wanted this task to give leases away by load, in every round, before it
+ * gives one: a load that moved is published again within `PUBLISH_EVERY_MS` (and seen at the next check),
+ * so by then every shard whose load changed has told it. Until then a plan may compare a load just
+ * published with one published up to 10 s before, and when every load changes at once (the traffic stops,
+ * or doubles) that alone makes one task look lighter than another for a few seconds, then the other way round.
+ */
+export const GIVE_AFTER_MS = PUBLISH_EVERY_MS + LOAD_CHECK_MS;
+
+/**
  * This task's lease plan by throughput. While tasks have not all joined (the start grace's placeholders),
- * free shards are placed but no lease is moved. A shard of this task already being handed over (releasing)
- * means no other one is given away yet.
+ * free shards are placed but no lease is moved. A lease moved to a task below the count floor goes at once
+ * (counts are never stale); one moved by load only once the plans have wanted this task to give by load,
+ * round after round, since `givingSince` at least `GIVE_AFTER_MS` (the streak ends at the first round that
+ * wants nothing of it; the plan returns where it stands). One at a time: a shard of this task already being
+ * handed over (releasing) means no other one is given away yet.
  */
 export function throughputLeasePlan(input: {
   readable: readonly string[];
@@ -28,7 +42,11 @@ export function throughputLeasePlan(input: {
   me: string;
   loads: ReadonlyMap<string, ShardLoad>;
   releasing: boolean;
-}): LeasePlan & BalanceView {
+  /** Monotonic ms. */
+  now: number;
+  /** Since when the plan has wanted this task to give, in every round (none: it did not at the last). */
+  givingSince: number | undefined;
+}): LeasePlan & BalanceView & { givingSince: number | undefined } {
   const members = input.members.includes(input.me) ? input.members : [...input.members, input.me];
   const joining = members.some((m) => m.startsWith(NOT_JOINED_PREFIX));
   const plan = planBalance({
@@ -39,12 +57,16 @@ export function throughputLeasePlan(input: {
     options: joining ? { maxMoves: 0 } : undefined,
   });
   const candidates = [...plan.place].filter(([, to]) => to === input.me).map(([shardId]) => shardId);
-  const away = plan.moves.filter((m) => m.from === input.me).map((m) => m.shardId);
-  const release = input.releasing ? [] : away.slice(0, 1);
+  const away = plan.moves.filter((m) => m.from === input.me);
+  const givingSince = away.some((m) => m.why === 'load') ? (input.givingSince ?? input.now) : undefined;
+  const settled = givingSince !== undefined && input.now - givingSince >= GIVE_AFTER_MS;
+  const ready = away.filter((m) => m.why === 'floor' || settled).map((m) => m.shardId);
+  const release = input.releasing ? [] : ready.slice(0, 1);
   return {
     candidates,
     want: candidates.length,
     release,
+    givingSince,
     loadOf: plan.loadOf,
     reasons: new Map(release.map((id) => [id, moveReason(plan.loadOf, plan.shardLoad.get(id) ?? 0, input.me)])),
   };

@@ -35,6 +35,10 @@ export interface RoundInput {
   loads?: ReadonlyMap<string, ShardLoad>;
   /** By count: which member takes an extra share among equals (see shareTargets; the stream's index). */
   rotation?: number;
+  /** Monotonic ms (balance "throughput": how long this task has been wanted to give). */
+  now: number;
+  /** With balance "throughput": since when the plan has wanted this task to give leases away (balanceLeases.ts). */
+  givingSince?: number;
 }
 
 export interface RoundPlan {
@@ -54,6 +58,8 @@ export interface RoundPlan {
   loadOf?: ReadonlyMap<string, number>;
   /** With balance "throughput": why each shard handed over goes. */
   reasons?: ReadonlyMap<string, string>;
+  /** With balance "throughput": the next round's `givingSince`. */
+  givingSince?: number;
 }
 
 /** Phases in which the round leaves a held shard alone: it is starting, or on its way out. */
@@ -79,7 +85,7 @@ export function planRound(input: RoundInput): RoundPlan {
         ? (id: string) => ended.has(id) || isFinished(id)
         : isFinished;
   const readable = readableShards(shards, isFinished, parentDone);
-  const plan: LeasePlan & { loadOf?: ReadonlyMap<string, number>; reasons?: ReadonlyMap<string, string> } = input.loads
+  const plan: LeasePlan & Pick<RoundPlan, 'loadOf' | 'reasons' | 'givingSince'> = input.loads
     ? throughputLeasePlan({
         readable,
         leases,
@@ -87,6 +93,8 @@ export function planRound(input: RoundInput): RoundPlan {
         me,
         loads: input.loads,
         releasing: input.held.some((h) => h.phase === 'releasing'),
+        now: input.now,
+        givingSince: input.givingSince,
       })
     : planLeases({ readable, leases, members: input.members, me, rotation: input.rotation });
   const gone = new Set(forget);
@@ -103,6 +111,7 @@ export function planRound(input: RoundInput): RoundPlan {
     want: plan.want,
     loadOf: plan.loadOf,
     reasons: plan.reasons,
+    givingSince: plan.givingSince,
   };
 }
 
