@@ -6,8 +6,10 @@
  * kept busy. Per run: from the first task's start to every shard emitted, and to the tasks' put rates (the
  * hot shard 20 units, every other 1) within ±10 % of their mean and staying there for `STEADY_MS`; the
  * planned hand-overs; then, the producer stopped: records never delivered, emitted twice without a fail,
- * and shards read by two tasks at once (all must be 0: every owner lives). `BENCH_BALANCE_TRACE=1` prints
- * each run's joins, takes and hand-overs with their times from the start.
+ * and shards read by two tasks at once (all must be 0: every owner lives); and for `quietMs` after the
+ * producer stopped, while every load decays, the hand-overs and the shards handed over more than once (a
+ * lease going back and forth). `BENCH_BALANCE_TRACE=1` prints each run's joins, takes and hand-overs with
+ * their times from the start.
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { loadavg } from 'node:os';
@@ -47,9 +49,14 @@ export interface BalanceRun {
   /** From the first task's start to the tasks within ±10 % for good (ms); undefined: not within `timeoutMs`. */
   balancedMs: number | undefined;
   timeoutMs: number;
-  /** Each task's share of the put rate at the end (units: the hot shard 20, others 1). */
+  /** Each task's share of the put rate when the producer stopped (units: the hot shard 20, others 1). */
   loads: number[];
   handOvers: number;
+  /** How long the run went on after the producer stopped (ms; 0: not at all). */
+  quietMs: number;
+  /** Hand-overs in that time, and the shards handed over more than once in it. */
+  quietHandOvers: number;
+  quietMovedTwice: number;
   lost: number;
   duplicates: number;
   overlapping: number;
@@ -66,7 +73,13 @@ export async function balanceBench(
   zk: ZooKeeperServer,
   server: KinesisServer,
   client: KinesisClient,
-  options: { rounds: number; modes: BalanceMode[]; regimes: Regime[]; timeoutMs: Record<BalanceMode, number> },
+  options: {
+    rounds: number;
+    modes: BalanceMode[];
+    regimes: Regime[];
+    timeoutMs: Record<BalanceMode, number>;
+    quietMs: number;
+  },
   log: (line: string) => void,
 ): Promise<BalanceFigures> {
   const runs: BalanceRun[] = [];
@@ -77,9 +90,9 @@ export async function balanceBench(
         // Alternating, and starting with the other mode each round.
         const modes = round % 2 === 0 ? options.modes : [...options.modes].reverse();
         for (const mode of modes) {
-          const run = await balanceRun(zk, server, client, mode, regime, options.timeoutMs[mode]);
+          const run = await balanceRun(zk, server, client, mode, regime, options.timeoutMs[mode], options.quietMs);
           log(
-            `balance: ${regime}, ${mode}: every shard emitted after ${run.everyShardEmittedMs} ms, balanced ${run.balancedMs === undefined ? `not within ${run.timeoutMs} ms` : `after ${run.balancedMs} ms`} (loads ${run.loads.join(' / ')}), ${run.handOvers} hand-over(s); lost ${run.lost}, duplicates ${run.duplicates}, overlapping ${run.overlapping}`,
+            `balance: ${regime}, ${mode}: every shard emitted after ${run.everyShardEmittedMs} ms, balanced ${run.balancedMs === undefined ? `not within ${run.timeoutMs} ms` : `after ${run.balancedMs} ms`} (loads ${run.loads.join(' / ')}), ${run.handOvers} hand-over(s); in ${run.quietMs} ms after the producer stopped ${run.quietHandOvers} hand-over(s), ${run.quietMovedTwice} shard(s) twice; lost ${run.lost}, duplicates ${run.duplicates}, overlapping ${run.overlapping}`,
           );
           runs.push(run);
         }
@@ -98,6 +111,7 @@ async function balanceRun(
   mode: BalanceMode,
   regime: Regime,
   timeoutMs: number,
+  quietMs: number,
 ): Promise<BalanceRun> {
   const loadBefore = Math.round(loadavg()[0] * 100) / 100;
   const stream = uniqueName('balance');
@@ -145,9 +159,15 @@ async function balanceRun(
         for (const l of spout.logs)
           if (/handing|taken|joined as|publish/.test(l.msg))
             console.log(`${spout.pid} ${Math.round(l.at - startedWall)} ${l.msg.slice(0, 300)}`);
+    const loads = taskLoads(flow, hot);
+    const handedOver = handOvers(flow).length;
     await stopProducer();
+    const stoppedAt = Date.now();
     await flow.waitAllDelivered(120_000).catch(() => undefined);
-    await sleep(1_000);
+    await sleep(Math.max(1_000, stoppedAt + quietMs - Date.now()));
+    const quiet = handOvers(flow)
+      .filter((l) => l.at > stoppedAt)
+      .map((l) => l.msg.split(' ')[1]);
     return {
       mode,
       regime,
@@ -155,8 +175,11 @@ async function balanceRun(
       everyShardEmittedMs,
       balancedMs,
       timeoutMs,
-      loads: taskLoads(flow, hot),
-      handOvers: handOvers(flow).length,
+      loads,
+      handOvers: handedOver,
+      quietMs,
+      quietHandOvers: quiet.length,
+      quietMovedTwice: new Set(quiet.filter((id, i) => quiet.indexOf(id) !== i)).size,
       lost: flow.missing().length,
       duplicates: flow.unexplainedEmits().length,
       overlapping: flow.concurrentReaders().length,

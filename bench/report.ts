@@ -264,14 +264,14 @@ function twoAppsSection(t: TwoAppsFigures): string[] {
 
 function balanceSection(b: BalanceFigures): string[] {
   const out = [
-    `**Balance by throughput** (kinesis-local and ZooKeeper; ${b.shards} shards, one put to at ${b.hotRate} times each other's rate, 200-byte records every 0.5 s; ${b.tasks} spout processes driven as ShellSpout drives them, every emit acked, default settings but \`balance\`; one row per run, modes alternating; times from the first task's start; balanced: the tasks' put rates, as the producer put them, within ±10 % of their mean and staying there for 3 s; loads at the end in units of a cold shard's rate; lost / emitted twice without a fail / shards read by two tasks at once, all after the producer stopped and every record was delivered):`,
+    `**Balance by throughput** (kinesis-local and ZooKeeper; ${b.shards} shards, one put to at ${b.hotRate} times each other's rate, 200-byte records every 0.5 s; ${b.tasks} spout processes driven as ShellSpout drives them, every emit acked, default settings but \`balance\`; one row per run, modes alternating; times from the first task's start; balanced: the tasks' put rates, as the producer put them, within ±10 % of their mean and staying there for 3 s; loads when the producer stopped in units of a cold shard's rate; then, while the loads decay, the hand-overs in the given time and how many shards were handed over more than once; lost / emitted twice without a fail / shards read by two tasks at once, all after the producer stopped and every record was delivered):`,
     '',
-    '| CPUs (1-min load average, start → end) | `balance` | every shard emitted | balanced | loads at the end | hand-overs | lost / duplicates / overlapping |',
-    '|---|---|---|---|---|---|---|',
+    '| CPUs (1-min load average, start → end) | `balance` | every shard emitted | balanced | loads | hand-overs | after the producer stopped: hand-overs (shards twice) | lost / duplicates / overlapping |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   for (const run of b.runs)
     out.push(
-      `| ${cpus(run.regime)} (${run.loadAverage[0]} → ${run.loadAverage[1]}) | ${run.mode} | ${(run.everyShardEmittedMs / 1000).toFixed(1)} s | ${run.balancedMs === undefined ? `not within ${Math.round(run.timeoutMs / 1000)} s` : `${(run.balancedMs / 1000).toFixed(1)} s`} | ${run.loads.join(' / ')} | ${run.handOvers} | ${run.lost} / ${run.duplicates} / ${run.overlapping} |`,
+      `| ${cpus(run.regime)} (${run.loadAverage[0]} → ${run.loadAverage[1]}) | ${run.mode} | ${(run.everyShardEmittedMs / 1000).toFixed(1)} s | ${run.balancedMs === undefined ? `not within ${Math.round(run.timeoutMs / 1000)} s` : `${(run.balancedMs / 1000).toFixed(1)} s`} | ${run.loads.join(' / ')} | ${run.handOvers} | ${run.quietMs ? `${run.quietHandOvers} (${run.quietMovedTwice}) in ${Math.round(run.quietMs / 1000)} s` : 'not measured'} | ${run.lost} / ${run.duplicates} / ${run.overlapping} |`,
     );
   return out;
 }

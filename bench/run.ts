@@ -6,7 +6,8 @@
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
  * twoApps: two applications on one stream, polling without and with budgets and fan-out (bench/twoApps.ts);
  * balance: balance by throughput against balance by count, one shard at 20 times the others' rate (bench/balance.ts);
- * BENCH_ROUNDS, BENCH_REGIMES and BENCH_PUT_RATE (records/s put to its one shard, default 50) apply.
+ * BENCH_BALANCE_MODES=count,throughput, BENCH_BALANCE_QUIET_S (how long each run goes on after the producer
+ * stopped, default 120). BENCH_ROUNDS, BENCH_REGIMES and BENCH_PUT_RATE (records/s put to its one shard, default 50) apply.
  * Every spout process starts as KinesisShellSpout starts it: its NODE_OPTIONS and ENVIRONMENT, read from the Java
  * class (bench/lib.ts); BENCH_NODE_OPTIONS replaces the options ("" for none), a variable in the environment wins.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
@@ -274,6 +275,8 @@ async function main(): Promise<void> {
               regimes: regimesOf(QUICK ? 'idle' : 'idle,busy'),
               // Balance by count never gets there (the hot shard's task holds about half the shards).
               timeoutMs: { count: 45_000, throughput: QUICK ? 60_000 : 120_000 },
+              // Long enough for the hot shard's load to decay below the planner's floor and the idle shards to be shared by count.
+              quietMs: Number(process.env.BENCH_BALANCE_QUIET_S ?? (QUICK ? 0 : 120)) * 1000,
             },
             log,
           );
