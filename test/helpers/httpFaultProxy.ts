@@ -41,7 +41,7 @@ export interface FaultMatch {
   operations: readonly string[];
   /** Only requests this accepts; default all of `operations`. */
   when?: (request: KinesisRequest) => boolean;
-  /** Injected at most this many times; default unbounded. */
+  /** Injected at most this many times; default unbounded. Rules with a bound fire before those without. */
   times?: number;
   /** Chance that a matching request fails (drawn from the proxy's seeded source); default 1. */
   probability?: number;
@@ -145,14 +145,18 @@ export async function startHttpFaultProxy(
     return undefined;
   };
 
+  const fires = (request: KinesisRequest, state: RuleState): boolean => {
+    const { rule } = state;
+    if (state.removed || !rule.operations.includes(request.operation)) return false;
+    if (rule.times !== undefined && state.injected >= rule.times) return false;
+    if (rule.when && !rule.when(request)) return false;
+    return rule.probability === undefined || random() < rule.probability;
+  };
+  // A burst (a rule with `times`) goes first: a scattered fault that ends a call (a throttled read, an
+  // expired iterator) would otherwise split it across calls, and the SDK's retries would absorb the pieces.
   const firing = (request: KinesisRequest): RuleState | undefined =>
-    rules.find((state) => {
-      const { rule } = state;
-      if (state.removed || !rule.operations.includes(request.operation)) return false;
-      if (rule.times !== undefined && state.injected >= rule.times) return false;
-      if (rule.when && !rule.when(request)) return false;
-      return rule.probability === undefined || random() < rule.probability;
-    });
+    rules.find((state) => state.rule.times !== undefined && fires(request, state)) ??
+    rules.find((state) => state.rule.times === undefined && fires(request, state));
 
   /** Remembers the shard of each iterator handed out, so later GetRecords can be told apart by shard. */
   const learn = (request: KinesisRequest, answer: Record<string, unknown>) => {
