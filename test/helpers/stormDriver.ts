@@ -315,7 +315,7 @@ export class StormDriver {
 }
 
 /** `stats: a=1 b=2` as `{ a: 1, b: 2 }`. */
-function statsCounters(line: string): Record<string, number> {
+export function statsCounters(line: string): Record<string, number> {
   return Object.fromEntries(
     line
       .slice(7)

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMPACT_WIRE, WIRE_CONF_KEY } from '../../src/multilang/compact';
 import { encodeCommands, type ProcessFrame, ProcessFrames } from '../helpers/compactStorm';
-import { DEFAULT_FIELDS, ENTRY_SCRIPT, osPipe } from '../helpers/stormDriver';
+import { DEFAULT_FIELDS, ENTRY_SCRIPT, osPipe, statsCounters } from '../helpers/stormDriver';
 import { SPOUT_NODE } from '../helpers/spoutNode';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -72,10 +72,11 @@ test('one sync per command, however slowly the frames arrive; logs and errors as
     // The watchdog, a new V8 isolate, may take a while to come online on a loaded machine; until then the
     // event loop reads every command. Storm's `next`, as Storm sends it, until one was read directly.
     const statsValue = (name: string) => {
-      const stats = frames
-        .filter((f) => f.command === 'log' && (f as { msg: string }).msg.startsWith('stats: '))
-        .at(-1) as { msg: string } | undefined;
-      return Number(new RegExp(`${name}=(\\d+)`).exec(stats?.msg ?? '')?.[1] ?? 0);
+      const last = frames
+        .map((f) => (f.command === 'log' ? (f as { msg: string }).msg : ''))
+        .filter((m) => m.startsWith('stats: '))
+        .at(-1);
+      return last ? (statsCounters(last)[name] ?? 0) : 0;
     };
     let warmUp = 0;
     for (; statsValue('directReads') === 0 && warmUp < 400; warmUp++) {
