@@ -52,7 +52,7 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
      * pages once touched stay resident): measured, about 20 MiB less resident memory per task holding 64
      * idle shards, nothing at 8. {@code --single-threaded}: V8 compiles and collects garbage on the main
      * thread instead of its helper threads, whose freed memory glibc keeps: about 10 MiB less resident
-     * memory per idle task, no more CPU per tuple (docs/operations.md#memory has the measurements).
+     * memory per idle task, no more CPU per tuple (docs/memory.md has the measurements).
      */
     public static final List<String> NODE_OPTIONS = List.of("--max-semi-space-size=2", "--single-threaded");
     /**
@@ -60,7 +60,7 @@ public class KinesisShellSpout extends ShellSpout implements IRichSpout {
      * otherwise. {@code MALLOC_ARENA_MAX=2}: glibc gives each thread that allocates an arena of its own
      * (node has about ten: V8's compiler and GC helpers, libuv's pool) and keeps what each arena once held;
      * two arenas took about 6 MiB off an idle spout's resident memory (8 shards, Node 24: 88 MiB against
-     * 94, medians of 3 alternating runs) at no measured CPU per record (docs/operations.md#memory).
+     * 94, medians of 3 alternating runs) at no measured CPU per record (docs/memory.md).
      */
     public static final Map<String, String> ENVIRONMENT = Map.of("MALLOC_ARENA_MAX", "2");
     /**

@@ -198,7 +198,7 @@ public final class KinesisShellSpoutBuilder {
     /**
      * Options for node, after {@link KinesisShellSpout#NODE_OPTIONS} and before the script, e.g.
      * {@code --optimize-for-size}: a smaller V8 heap for more CPU per tuple (measured in the project's
-     * docs/operations.md#memory). Each must start with {@code -}.
+     * docs/memory.md). Each must start with {@code -}.
      */
     public KinesisShellSpoutBuilder nodeOptions(String... options) {
         this.nodeOptions = new ArrayList<>(Arrays.asList(options));
