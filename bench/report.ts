@@ -1,6 +1,6 @@
 /**
- * The benchmark report's shape, and docs/benchmarks.md's figures made from it (between its `bench` markers;
- * the text around them is hand-written). Run directly, `npx tsx bench/report.ts <result.json>...`
+ * The benchmark report's shape, and the figures of docs/benchmarks-task.md and docs/benchmarks-scale.md made
+ * from it (each between its own markers; the text around them is hand-written). Run directly, `npx tsx bench/report.ts <result.json>...`
  * regenerates them from those results, each section taken from the last file that has it (a partial run
  * on top of an earlier full one).
  */
@@ -9,7 +9,7 @@ import type { FanOutFigures } from './fanOut';
 import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
 import type { BalanceFigures } from './balance';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { replaceBetween } from '../scripts/generated';
 import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
 import type { FailoverFigures, ReshardFigures } from './resharding';
@@ -56,20 +56,35 @@ export interface Report {
   emulator?: EmulatorFigures[];
 }
 
-/** The page the figures are written to. */
-export const BENCHMARKS_PAGE = join(__dirname, '../docs/benchmarks.md');
+/**
+ * The pages the figures are written to, each between its `<marker>:start` and `<marker>:end` comments: what one
+ * spout task carries, and a stream's shards across tasks (resharding, failover, scale). Two pages, so that
+ * neither passes the manual's 30 KB.
+ */
+export const BENCHMARK_PAGES = {
+  task: { file: join(__dirname, '../docs/benchmarks-task.md'), marker: 'bench-task' },
+  scale: { file: join(__dirname, '../docs/benchmarks-scale.md'), marker: 'bench-scale' },
+} as const;
+export type BenchmarkPage = keyof typeof BENCHMARK_PAGES;
 const fixed = (x: number, digits: number) => (digits === 0 ? String(Math.round(x)) : x.toFixed(digits));
 const range = (s: Summary, unit = '', digits = 0) =>
   `${fixed(s.median, digits)}${unit} (${fixed(s.min, digits)}–${fixed(s.max, digits)}, n=${s.n})`;
 const pct = (s: Summary) => `${Math.round(s.median * 100)} % (${Math.round(s.min * 100)}–${Math.round(s.max * 100)} %)`;
 const ms = (s: Summary) => `${Math.round(s.median)} ms (${Math.round(s.min)}–${Math.round(s.max)}, n=${s.n})`;
 
-function sections(r: Report): string[] {
+/** What both pages say first: the run's machine, date and commit, and which sections came from other runs. */
+function heading(r: Report): string[] {
   const out = [
     `Measured ${r.date.slice(0, 10)} on ${r.machine.cores} cores (${r.machine.cpu}), ${r.machine.memoryGiB} GiB, Node ${r.node}, commit ${r.commit}: medians (min–max, n runs).`,
     '',
   ];
   for (const note of r.notes ?? []) out.push(note, '');
+  return out;
+}
+
+/** One spout task: the protocol, end to end in Storm with the sizing table, and reading GetRecords answers. */
+function taskSections(r: Report): string[] {
+  const out = heading(r);
   if (r.protocol) {
     out.push(
       '**Protocol** (the lean driver: raw frames over pipes, every ack a round trip waiting for its sync, from 1 s after the first tuple; ' +
@@ -137,6 +152,13 @@ function sections(r: Report): string[] {
       '',
     );
   }
+  if (r.decode) out.push('', ...decodeSection(r.decode));
+  return out;
+}
+
+/** A stream's shards across tasks: against kinesis-local, fan-out, two applications, balance, scale, the soak. */
+function streamSections(r: Report): string[] {
+  const out = heading(r);
   const rows: string[] = [];
   if (r.reshard) {
     rows.push(`| SplitShard → first child record emitted (target < 2 s) | ${ms(r.reshard.splitToFirstChildEmitMs)} |`);
@@ -174,7 +196,6 @@ function sections(r: Report): string[] {
   if (r.fanOut) out.push('', ...fanOutSection(r.fanOut));
   if (r.twoApps) out.push('', ...twoAppsSection(r.twoApps));
   if (r.balance) out.push('', ...balanceSection(r.balance));
-  if (r.decode) out.push('', ...decodeSection(r.decode));
   out.push(...scaleSections(r));
   if (r.memorySoak) out.push('', ...memorySoakSection(r.memorySoak));
   return out;
@@ -310,7 +331,7 @@ function decodeSection(d: NonNullable<Report['decode']>): string[] {
 }
 
 /**
- * The sections docs/benchmarks.md shows, in its order, that a plain `npm run bench` runs (it also has
+ * The sections the two pages show, in report order, that a plain `npm run bench` runs (it also has
  * `idleMemory`, kept in the results only).
  */
 export const PAGE_SECTIONS = [
@@ -358,9 +379,19 @@ export function withEarlierLongSections(report: Report, dir: string): Report {
   return out;
 }
 
-/** `page` (docs/benchmarks.md's text) with the figures between its markers made from `report`. */
-export function renderBenchmarks(page: string, report: Report): string {
-  return replaceBetween(page, 'bench', sections(report).join('\n'), 'docs/benchmarks.md');
+/** `page` (the text of the page `which`) with the figures between its markers made from `report`. */
+export function renderBenchmarks(page: string, report: Report, which: BenchmarkPage): string {
+  const { file, marker } = BENCHMARK_PAGES[which];
+  const body = which === 'task' ? taskSections(report) : streamSections(report);
+  return replaceBetween(page, marker, body.join('\n'), `docs/${basename(file)}`);
+}
+
+/** Both pages' figures made from `report`, written in place. */
+export function writeBenchmarkPages(report: Report): void {
+  for (const which of Object.keys(BENCHMARK_PAGES) as BenchmarkPage[]) {
+    const { file } = BENCHMARK_PAGES[which];
+    writeFileSync(file, renderBenchmarks(readFileSync(file, 'utf8'), report, which));
+  }
 }
 
 if (require.main === module) {
@@ -408,6 +439,6 @@ if (require.main === module) {
     };
   // Figures from before the lean driver have another shape: only the current one is rendered.
   if (merged.protocol && !merged.protocol.every((p) => 'regime' in p)) delete merged.protocol;
-  writeFileSync(BENCHMARKS_PAGE, renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), merged));
-  process.stdout.write(`docs/benchmarks.md regenerated from ${files.join(', ')}\n`);
+  writeBenchmarkPages(merged);
+  process.stdout.write(`docs/benchmarks-task.md and docs/benchmarks-scale.md regenerated from ${files.join(', ')}\n`);
 }

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark in one run on this machine, results in bench/results/<date>.json and
- * docs/benchmarks.md's figures regenerated from them. BENCH_SECTIONS=protocol,reshard,... picks some;
+ * the figures of docs/benchmarks-task.md and docs/benchmarks-scale.md regenerated from them. BENCH_SECTIONS=protocol,reshard,... picks some;
  * BENCH_QUICK=1 is a smoke run (numbers meaningless, nothing asserted). The protocol section's runs:
  * BENCH_ROUNDS, BENCH_SECONDS, BENCH_PAYLOADS=100,1024, BENCH_REGIMES=idle,busy,
  * BENCH_RESPONDERS=ceiling,floor,stormjs,spout,spout64,spoutLoop. BENCH_NOTE is printed under the heading.
@@ -32,7 +32,7 @@
  */
 import type { KinesisClient } from '@aws-sdk/client-kinesis';
 import { execSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { kinesisClient } from '../test/helpers/kinesisAdmin';
@@ -44,14 +44,7 @@ import {
 } from '../test/helpers/kinesisServer';
 import { startZooKeeper } from '../test/helpers/zookeeperServer';
 import { protocolBench, Regime, RESPONDERS, type Responder } from './protocol';
-import {
-  BENCHMARKS_PAGE,
-  LONG_SECTIONS,
-  PAGE_SECTIONS,
-  renderBenchmarks,
-  type Report,
-  withEarlierLongSections,
-} from './report';
+import { LONG_SECTIONS, PAGE_SECTIONS, type Report, withEarlierLongSections, writeBenchmarkPages } from './report';
 import { failoverBench, reshardBench } from './resharding';
 import { decodeBench, fanOutLatencyBench } from './fanOut';
 import { idleMemoryBench } from './idleMemory';
@@ -318,11 +311,11 @@ async function main(): Promise<void> {
   if (!QUICK && DEFAULT_SECTIONS.every((s) => SECTIONS.includes(s))) {
     // The long sections not run this time: the last full run's figures stay on the page, said to be older.
     const page = withEarlierLongSections(report, join(ROOT, 'bench/results'));
-    writeFileSync(BENCHMARKS_PAGE, renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), page));
-    log('docs/benchmarks.md regenerated');
+    writeBenchmarkPages(page);
+    log('docs/benchmarks-task.md and docs/benchmarks-scale.md regenerated');
   } else if (!QUICK) {
     log(
-      `some sections only: docs/benchmarks.md left alone (npx tsx bench/report.ts <older full result> ${file} merges them into it)`,
+      `some sections only: the benchmark pages left alone (npx tsx bench/report.ts <older full result> ${file} merges them into them)`,
     );
   }
 }

@@ -1,4 +1,4 @@
-/** docs/benchmarks.md's scale figures (real processes, the simulation, the emulator alone) from a report. */
+/** The scale figures of docs/benchmarks-scale.md (real processes, the simulation, the emulator alone) from a report. */
 import type { Summary } from '../lib';
 import type { ScaleRun } from '../scale';
 import type { ScaleSimRun } from '../scaleSim';

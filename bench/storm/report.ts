@@ -1,4 +1,4 @@
-/** docs/benchmarks.md's end-to-end figures in Storm, beside the lean driver's, and the sizing table made from them. */
+/** docs/benchmarks-task.md's end-to-end figures in Storm, beside the lean driver's, and the sizing table made from them. */
 import type { Summary } from '../lib';
 import type { ProtocolFigures, Responder } from '../protocol';
 import { STORM_SPOUTS, type StormSection, type StormSpout } from '../storm';

@@ -2,31 +2,56 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MemorySoakFigures } from '../../../bench/memorySoak';
-import { BENCHMARKS_PAGE, renderBenchmarks, type Report, withEarlierLongSections } from '../../../bench/report';
+import {
+  BENCHMARK_PAGES,
+  type BenchmarkPage,
+  renderBenchmarks,
+  type Report,
+  withEarlierLongSections,
+} from '../../../bench/report';
 import type { TwoAppsFigures } from '../../../bench/twoApps';
 import type { StormSection } from '../../../bench/storm';
 import { perTaskTuplesPerSecond } from '../../../bench/storm/report';
 
 const RESULTS = join(__dirname, '../../../bench/results/2026-12-01T04-43-31.json');
 
-test("a run's figures go between docs/benchmarks.md's markers, with machine, date and commit; the prose stays", () => {
-  const page = readFileSync(BENCHMARKS_PAGE, 'utf8');
+const page = (which: BenchmarkPage) => readFileSync(BENCHMARK_PAGES[which].file, 'utf8');
+
+test.each(Object.keys(BENCHMARK_PAGES) as BenchmarkPage[])(
+  "a run's figures go between docs/benchmarks-%s.md's markers, with machine, date and commit; the prose stays",
+  (which) => {
+    const text = page(which);
+    const { marker } = BENCHMARK_PAGES[which];
+    const report = JSON.parse(readFileSync(RESULTS, 'utf8')) as Report;
+    const moved = { ...report, date: '2030-01-02T03:04:05.000Z', commit: 'abc1234' };
+    const out = renderBenchmarks(text, moved, which);
+    const [before, rest] = text.split(`<!-- ${marker}:start -->`);
+    const after = rest.split(`<!-- ${marker}:end -->`)[1];
+    expect(
+      out.startsWith(`${before}<!-- ${marker}:start -->\nMeasured 2030-01-02 on ${report.machine.cores} cores`),
+    ).toBe(true);
+    expect(out).toContain(`Node ${report.node}, commit abc1234`);
+    expect(out.endsWith(`<!-- ${marker}:end -->${after}`)).toBe(true);
+    expect(renderBenchmarks(out, report, which)).toBe(renderBenchmarks(text, report, which));
+  },
+);
+
+test('each section is on one page: the protocol and Storm on the task page, resharding and scale on the other', () => {
   const report = JSON.parse(readFileSync(RESULTS, 'utf8')) as Report;
-  const moved = { ...report, date: '2030-01-02T03:04:05.000Z', commit: 'abc1234' };
-  const out = renderBenchmarks(page, moved);
-  const [before, rest] = page.split('<!-- bench:start -->');
-  const after = rest.split('<!-- bench:end -->')[1];
-  expect(out.startsWith(`${before}<!-- bench:start -->\nMeasured 2030-01-02 on ${report.machine.cores} cores`)).toBe(
-    true,
-  );
-  expect(out).toContain(`Node ${report.node}, commit abc1234`);
-  expect(out.endsWith(`<!-- bench:end -->${after}`)).toBe(true);
-  expect(renderBenchmarks(out, report)).toBe(renderBenchmarks(page, report));
+  const task = renderBenchmarks(page('task'), report, 'task');
+  const scale = renderBenchmarks(page('scale'), report, 'scale');
+  expect(task).toContain('**Protocol**');
+  expect(scale).not.toContain('**Protocol**');
+  expect(scale).toContain('**Against kinesis-local**');
+  expect(task).not.toContain('**Against kinesis-local**');
 });
 
 test('a page without the markers is refused, not left as it was', () => {
   const report = JSON.parse(readFileSync(RESULTS, 'utf8')) as Report;
-  expect(() => renderBenchmarks('# Benchmarks\n', report)).toThrow('docs/benchmarks.md: needs exactly one');
+  expect(() => renderBenchmarks('# Benchmarks\n', report, 'task')).toThrow(
+    'docs/benchmarks-task.md: needs exactly one',
+  );
+  expect(() => renderBenchmarks(page('task'), report, 'scale')).toThrow('docs/benchmarks-scale.md: needs exactly one');
 });
 
 const summary = (median: number) => ({ median, min: median - 1, max: median + 1, n: 3 });
@@ -71,7 +96,7 @@ test('two applications on one stream: one row per application, configuration and
       },
     ],
   };
-  const out = renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), { ...report, twoApps });
+  const out = renderBenchmarks(page('scale'), { ...report, twoApps }, 'scale');
   const rows = out.split('\n').filter((line) => line.startsWith('| idle (') || line.startsWith('| both busy ('));
   expect(rows).toEqual([
     '| idle (3.5 → 4) | polling, no budgets (`maxGetRecordsPerSecond` 5 + 5) | 50 (49–51, n=3) | 1 | 50 (49–51, n=3) | 3.5 (2.5–4.5, n=3) | 40 (39–41, n=3) | 300 ms (299–301, n=3) | 900 ms (899–901, n=3) |',
@@ -88,7 +113,7 @@ test('two applications on one stream: one row per application, configuration and
   // One application fell behind the producer: the page does not claim that all kept up.
   expect(out).not.toContain('keep up in every configuration');
   twoApps.runs[2].apps[0].recordsPerSecond = summary(47);
-  expect(renderBenchmarks(out, { ...report, twoApps })).toContain('keep up in every configuration');
+  expect(renderBenchmarks(out, { ...report, twoApps }, 'scale')).toContain('keep up in every configuration');
 });
 
 test("the Storm section: a row per spout and max.spout.pending beside the lean driver's figures, and the sizing table from the slower regime's best pending", () => {
@@ -124,7 +149,7 @@ test("the Storm section: a row per spout and max.spout.pending beside the lean d
     native: { tuples: 45_000, pending: 1000 },
     spout: { tuples: 10_000, pending: 1000 },
   });
-  const out = renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), { ...report, storm });
+  const out = renderBenchmarks(page('task'), { ...report, storm }, 'task');
   // The lean driver's spout figures of the same regime and payload, from the protocol section.
   const lean = report.protocol!.find((p) => p.regime === 'idle' && p.payloadBytes === 100)!.responders.spout!;
   expect(out).toContain(
@@ -134,7 +159,8 @@ test("the Storm section: a row per spout and max.spout.pending beside the lean d
   // 10,000 tuples/s of 100 B: 1 MB/s a task, so 10 tasks for 10 MB/s; native 4.5 MB/s, 3 tasks.
   expect(out).toContain('| one task: MB/s | 4.50 | 1.00 |');
   expect(out).toContain('| spout tasks for 10 MB/s | 3 | 10 |');
-  expect(out.indexOf('**End to end in Storm**')).toBeLessThan(out.indexOf('**Against kinesis-local**'));
+  expect(out.indexOf('**Protocol**')).toBeLessThan(out.indexOf('**End to end in Storm**'));
+  expect(out).not.toContain('**Against kinesis-local**');
 });
 
 describe('the memory soak', () => {
@@ -194,7 +220,7 @@ describe('the memory soak', () => {
 
   test('a row per task: RSS at each minute mark, its max and slope, and the records lost and duplicated', () => {
     const report = { ...(JSON.parse(readFileSync(RESULTS, 'utf8')) as Report), memorySoak: soak };
-    const out = renderBenchmarks(readFileSync(BENCHMARKS_PAGE, 'utf8'), report);
+    const out = renderBenchmarks(page('scale'), report, 'scale');
     expect(out).toContain('| task | RSS at 1 min | RSS at 5 min | RSS at 10 min | RSS at 15 min | RSS max |');
     expect(out).toContain('| 1 | 98.5 MiB | 104.0 MiB | 110.0 MiB | 111.0 MiB | 112.0 MiB | 0.20 / 0.15 / 0.01 |');
     expect(out).toContain('**0 lost**, 12 duplicates');
