@@ -120,6 +120,15 @@ test('the README stays short (issue 15: at most 12 KB; the manual is docs/) and 
   expect(readme.toString('utf8')).toMatch(/^npm run demo {3}# .*\n^npm test {7}# /m);
 });
 
+test('no page of docs/ is over 30 KB (issue 31: a page a reader can get through; split a longer one)', () => {
+  const over = readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => ({ f, size: statSync(join(ROOT, 'docs', f)).size }))
+    .filter(({ size }) => size > 30 * 1024)
+    .map(({ f, size }) => `docs/${f}: ${size} bytes`);
+  expect(over).toEqual([]);
+});
+
 test("the README's moved sections are where the list says", () => {
   const wrong = Object.entries(MOVED)
     .map(([old, now]) => ({ old, problem: problem(README, now) }))
