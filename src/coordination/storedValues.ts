@@ -1,7 +1,7 @@
 /** What the layout's nodes hold: each value as JSON with a version `v`, written and read back with checks. */
 import { isPosition, type Position } from '../core/position';
 import { ErrorCode, SpoutError } from '../errors';
-import type { ShardLoad } from './balance';
+import type { ShardLoad } from '../core/load';
 
 export interface Checkpoint {
   position: Position;

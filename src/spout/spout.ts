@@ -14,13 +14,13 @@ import {
   tupleOf,
   type KinesisRecord,
 } from '../kinesis/records';
-import type { LateOutcomes } from './lateOutcomes';
+import type { LateOutcomes } from '../held/lateOutcomes';
 import { LogLevel, Reporter, type Logger } from '../core/log';
 import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
-import { retryDelayMs } from './inFlight';
-import { recordBytes } from './memory';
-import { ShardCounter, type SpoutMetrics } from './metrics';
-import type { OwnedShard } from './ownedShard';
+import { retryDelayMs } from '../held/inFlight';
+import { recordBytes } from '../held/memory';
+import { ShardCounter, type SpoutMetrics } from '../held/metrics';
+import type { OwnedShard } from '../held/ownedShard';
 
 export interface Emitter {
   /** Without an id (delivery other than at-least-once, without tupleTracking), Storm tracks no outcome for it. */

@@ -7,7 +7,7 @@ import type { Ordering } from '../config/config';
 import type { MemberRecord } from '../coordination/store';
 import { UNREADABLE_LEASE } from '../coordination/store';
 import type { Position } from '../core/position';
-import { readableShards } from '../coordination/assignment';
+import { readableShards } from '../assignment/byCount';
 import type { ApplicationSnapshot } from './snapshot';
 
 export const ShardState = {

@@ -12,7 +12,7 @@ import {
   type ConsumerRef,
 } from '../../../src/kinesis/consumer';
 import { kinesisProblem } from '../../../src/kinesis/errors';
-import { ManualClock, settle } from '../spout/fakes/manualClock';
+import { ManualClock, settle } from '../fakes/manualClock';
 import { kinesisError } from './fakeSubscriptions';
 
 const STREAM_ARN = 'arn:aws:kinesis:us-east-1:123456789012:stream/s';

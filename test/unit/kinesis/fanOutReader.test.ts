@@ -7,7 +7,7 @@ import {
   startingPosition,
 } from '../../../src/kinesis/fanOutReader';
 import type { ReadPosition, ShardReaderEvents } from '../../../src/kinesis/reader';
-import { ManualClock, settle } from '../spout/fakes/manualClock';
+import { ManualClock, settle } from '../fakes/manualClock';
 import { event, FakeSubscriptions, kinesisError } from './fakeSubscriptions';
 
 const STREAM = { streamName: 's', streamArn: 'arn:aws:kinesis:us-east-1:123456789012:stream/s' };

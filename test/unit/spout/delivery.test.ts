@@ -1,11 +1,11 @@
 /** Delivery modes on one shard and in the spout's answers: when a record may be emitted, with which id, what a fail does. */
 import { validateConfig } from '../../../src/config/config';
-import { frozenScheduler } from './fakes/frozenScheduler';
+import { frozenScheduler } from '../fakes/frozenScheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
-import { LateOutcomes } from '../../../src/spout/lateOutcomes';
-import { SpoutMetrics } from '../../../src/spout/metrics';
-import { OwnedShard } from '../../../src/spout/ownedShard';
-import { covers, deliveryOf } from '../../../src/spout/shard/delivery';
+import { LateOutcomes } from '../../../src/held/lateOutcomes';
+import { SpoutMetrics } from '../../../src/held/metrics';
+import { OwnedShard } from '../../../src/held/ownedShard';
+import { covers, deliveryOf } from '../../../src/held/delivery';
 import { KinesisSpout } from '../../../src/spout/spout';
 
 const scheduler = frozenScheduler;

@@ -1,10 +1,10 @@
 /** The spout over several streams: one shard id in two streams, ids that tell them apart, acks routed, trust per stream. */
 import { streamConfigs, validateConfig } from '../../../src/config/config';
-import { frozenScheduler } from './fakes/frozenScheduler';
+import { frozenScheduler } from '../fakes/frozenScheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
-import { LateOutcomes } from '../../../src/spout/lateOutcomes';
-import { mergeReports, SpoutMetrics } from '../../../src/spout/metrics';
-import { OwnedShard } from '../../../src/spout/ownedShard';
+import { LateOutcomes } from '../../../src/held/lateOutcomes';
+import { mergeReports, SpoutMetrics } from '../../../src/held/metrics';
+import { OwnedShard } from '../../../src/held/ownedShard';
 import { KinesisSpout, type ShardSource } from '../../../src/spout/spout';
 
 const scheduler = frozenScheduler;
