@@ -1,24 +1,10 @@
-/** Pure decisions on shards: which may be read now (parents first), and who should own what. */
-
-import type { ShardNode } from '../core/shard';
-
-export type { ShardNode };
-
 /**
- * Shards that may be read now: not finished, and every parent done with or gone from the (unfiltered)
- * listing (expired). By default a parent is done when finished (read and acked): a child is never read
- * while a parent still has unacked records, which keeps per-key order.
+ * Balance by count (config `balance: "count"`, the default): every task holds within one shard of the others,
+ * the extra shares placed so that a change moves as few leases as possible, and free shards tried in an
+ * order that keeps tasks starting together from racing for the same ones. Pure, but for the policy object at
+ * the end, which holds nothing that changes.
  */
-export function readableShards(
-  shards: readonly ShardNode[],
-  isFinished: (shardId: string) => boolean,
-  isParentDone: (shardId: string) => boolean = isFinished,
-): string[] {
-  const listed = new Set(shards.map((s) => s.shardId));
-  return shards
-    .filter((s) => !isFinished(s.shardId) && s.parents.every((p) => !listed.has(p) || isParentDone(p)))
-    .map((s) => s.shardId);
-}
+import type { AssignmentPolicy, LeasePlan, PolicyInput } from './policy';
 
 /** FNV-1a: a stable, well-spread score so each member prefers different shards (fewer create races). */
 export function preferenceScore(member: string, shardId: string): number {
@@ -67,14 +53,6 @@ export function shareTargets(
     extra -= 1;
   }
   return targets;
-}
-
-export interface LeasePlan {
-  /** Free readable shards to try, best first; stop after `want` succeed. */
-  candidates: string[];
-  want: number;
-  /** Shards this member holds beyond its share, to hand over. */
-  release: string[];
 }
 
 /**
@@ -131,20 +109,15 @@ function byRendezvous(free: readonly string[], members: readonly string[], me: s
   return ranked.map((r) => r.shardId);
 }
 
-/**
- * Shards the coordination state knows that `shards` does not explain: a finished shard without a listed
- * child (the listing predates the reshard), or a lease on an unlisted shard. Tasks with different views
- * would compute different shares and could leave a shard unread.
- */
-export function unexplainedShards(
-  shards: readonly ShardNode[],
-  finished: ReadonlySet<string>,
-  leases: ReadonlyMap<string, string>,
-): Set<string> {
-  const listed = new Set(shards.map((s) => s.shardId));
-  const parents = new Set(shards.flatMap((s) => s.parents));
-  const evidence = new Set<string>();
-  for (const id of finished) if (listed.has(id) && !parents.has(id)) evidence.add(id);
-  for (const id of leases.keys()) if (!listed.has(id)) evidence.add(id);
-  return evidence;
+/** The count policy: `rotation` is the stream's index among the process's streams (see shareTargets). */
+export class ByCount implements AssignmentPolicy {
+  constructor(private readonly rotation: number) {}
+
+  async observe(): Promise<void> {}
+
+  plan(input: PolicyInput): LeasePlan {
+    return planLeases({ ...input, rotation: this.rotation });
+  }
+
+  paused(): void {}
 }

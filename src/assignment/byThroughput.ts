@@ -1,20 +1,46 @@
 /**
- * Balance by throughput in the assignment round (config `balance: "throughput"`): the loads published in
- * the lease nodes (from the watched copy of leases/, so reading them costs no request), and this task's part of the plan (balance.ts) as a
- * lease plan: take the free shards placed on it, hand over what the plan moves away from it, one at a time.
+ * Balance by throughput (config `balance: "throughput"`): the loads published in the lease nodes (from the
+ * watched copy of leases/, so reading them costs no request), and this task's part of the plan
+ * (balancePlan.ts) as a lease plan: take the free shards placed on it, hand over what the plan moves away
+ * from it, one at a time, once the plans have wanted that for long enough.
  */
-import { type LeasePlan, NOT_JOINED_PREFIX } from './byCount';
-import { planBalance } from './balancePlan';
 import { LOAD_CHECK_MS, PUBLISH_EVERY_MS, type ShardLoad } from '../core/load';
 import { loadsOf } from '../coordination/leaseLoads';
 import type { CoordinationStore } from '../coordination/store';
-
-export type BalanceMode = 'count' | 'throughput';
+import { planBalance } from './balancePlan';
+import { NOT_JOINED_PREFIX } from './byCount';
+import type { AssignmentPolicy, LeasePlan, PolicyInput } from './policy';
 
 /** The members' loads as the plan reckons them, and why each lease given away goes, for the log. */
 export interface BalanceView {
   loadOf: ReadonlyMap<string, number>;
   reasons: ReadonlyMap<string, string>;
+}
+
+/** The throughput policy: the loads last observed, and the streak of plans that wanted this task to give. */
+export class ByThroughput implements AssignmentPolicy {
+  private readonly cache: LeaseLoadCache;
+  private loads: ReadonlyMap<string, ShardLoad> = new Map();
+  /** Since when the plans have wanted this task to give leases away by load, round after round. */
+  private givingSince: number | undefined;
+
+  constructor(now: () => number) {
+    this.cache = new LeaseLoadCache(now);
+  }
+
+  async observe(store: Pick<CoordinationStore, 'leaseNodes'>, watch: () => void): Promise<void> {
+    this.loads = await this.cache.current(store, watch);
+  }
+
+  plan(input: PolicyInput): LeasePlan {
+    const plan = throughputLeasePlan({ ...input, loads: this.loads, givingSince: this.givingSince });
+    this.givingSince = plan.givingSince;
+    return plan;
+  }
+
+  paused(): void {
+    this.givingSince = undefined;
+  }
 }
 
 /**

@@ -19,7 +19,6 @@
 import type { HashRange } from '../kinesis/aggregation';
 import type { ShardNode } from '../core/shard';
 import { FULL_LISTING_EVERY } from '../core/timings';
-import { unexplainedShards } from './byCount';
 
 /** First wait before listing again for evidence that the last fresh listing did not explain. */
 export const STALE_RECHECK_FIRST_MS = 1_000;
@@ -180,4 +179,22 @@ export class ShardListing {
       ? { start: BigInt(range.start), end: BigInt(range.end) }
       : undefined;
   }
+}
+
+/**
+ * Shards the coordination state knows that `shards` does not explain: a finished shard without a listed
+ * child (the listing predates the reshard), or a lease on an unlisted shard. Tasks with different views
+ * would compute different shares and could leave a shard unread.
+ */
+export function unexplainedShards(
+  shards: readonly ShardNode[],
+  finished: ReadonlySet<string>,
+  leases: ReadonlyMap<string, string>,
+): Set<string> {
+  const listed = new Set(shards.map((s) => s.shardId));
+  const parents = new Set(shards.flatMap((s) => s.parents));
+  const evidence = new Set<string>();
+  for (const id of finished) if (listed.has(id) && !parents.has(id)) evidence.add(id);
+  for (const id of leases.keys()) if (!listed.has(id)) evidence.add(id);
+  return evidence;
 }

@@ -1,22 +1,21 @@
 /**
  * What one assignment round decides, from plain values: which held shards to stop (lease lost) or drain
- * (expired from the stream), which are readable, what to hand over and what to take, and what to do with
- * lease nodes of this session that this process does not hold. Pure; the round carries it out.
+ * (expired from the stream), which are readable, what to hand over and what to take (this task's part of
+ * the policy's plan), and what to do with lease nodes of this session that this process does not hold. Pure
+ * but for what the policy remembers of its own plans; the round carries it out.
  */
-import type { ShardNode } from '../core/shard';
+import type { Ordering } from '../config/config';
+import type { PhaseKind } from '../core/phase';
 import type { Position } from '../core/position';
-import { type LeasePlan, planLeases, readableShards } from './byCount';
-import type { ShardLoad } from '../core/load';
-import { throughputLeasePlan } from './byThroughput';
+import type { ShardNode } from '../core/shard';
+import type { AssignmentPolicy } from './policy';
+import { parentDone, readableShards } from './readable';
 
 /** A held shard as the round sees it. */
 export interface HeldView {
   shardId: string;
-  /** Its phase kind (see ownedShard.ts). */
-  phase: string;
+  phase: PhaseKind;
 }
-
-export type Ordering = 'parents-finished' | 'parents-emitted' | 'none';
 
 export interface RoundInput {
   me: string;
@@ -27,18 +26,13 @@ export interface RoundInput {
   leases: ReadonlyMap<string, string>;
   /** Members to share among (the start grace's placeholders included). */
   members: readonly string[];
-  ordering: Ordering | string;
+  ordering: Ordering;
   held: readonly HeldView[];
   /** Where a shard without a checkpoint starts (SHARD_END: finished before the first start). */
   startOf(shardId: string): Position;
-  /** With balance "throughput": the loads the lease nodes hold (without: shares by count). */
-  loads?: ReadonlyMap<string, ShardLoad>;
-  /** By count: which member takes an extra share among equals (see shareTargets; the stream's index). */
-  rotation?: number;
-  /** Monotonic ms (balance "throughput": how long this task has been wanted to give). */
+  policy: AssignmentPolicy;
+  /** Monotonic ms. */
   now: number;
-  /** With balance "throughput": since when the plan has wanted this task to give leases away (byThroughput.ts). */
-  givingSince?: number;
 }
 
 export interface RoundPlan {
@@ -54,52 +48,48 @@ export interface RoundPlan {
   /** Free readable shards to try, best first, until `want` were taken. */
   candidates: string[];
   want: number;
-  /** With balance "throughput": each member's load (bytes/s) as the plan reckons it. */
-  loadOf?: ReadonlyMap<string, number>;
-  /** With balance "throughput": why each shard handed over goes. */
+  /** Why each shard handed over goes, when the policy says more than that another task is owed a share. */
   reasons?: ReadonlyMap<string, string>;
-  /** With balance "throughput": the next round's `givingSince`. */
-  givingSince?: number;
 }
 
-/** Phases in which the round leaves a held shard alone: it is starting, or on its way out. */
-const SETTLING = new Set(['closing', 'starting', 'givingBack']);
-/** Phases from which a shard may be handed over. */
-const RELEASABLE = new Set(['reading', 'draining']);
+/**
+ * What the round does with a held shard in each phase: leave it alone (starting, or on its way out), hand it
+ * over if the plan says so (reading, draining), or only check that its lease is still ours. Every phase is
+ * named, so a new one does not build until it is placed here.
+ */
+const IN_ROUND: Readonly<Record<PhaseKind, 'settling' | 'releasable' | 'held'>> = {
+  starting: 'settling',
+  closing: 'settling',
+  givingBack: 'settling',
+  reading: 'releasable',
+  draining: 'releasable',
+  releasing: 'held',
+  gone: 'held',
+};
 
 export function planRound(input: RoundInput): RoundPlan {
-  const { me, shards, finished, ended, leases, ordering } = input;
+  const { me, shards, finished, ended, leases } = input;
   const listed = new Set(shards.map((s) => s.shardId));
   const forget: string[] = [];
   const drain: string[] = [];
   for (const { shardId, phase } of input.held) {
-    if (SETTLING.has(phase)) continue;
+    if (IN_ROUND[phase] === 'settling') continue;
     if (leases.get(shardId) !== me) forget.push(shardId);
     else if (phase === 'reading' && !listed.has(shardId)) drain.push(shardId);
   }
   const isFinished = (id: string) => finished.has(id) || input.startOf(id).kind === 'SHARD_END';
-  const parentDone =
-    ordering === 'none'
-      ? () => true
-      : ordering === 'parents-emitted'
-        ? (id: string) => ended.has(id) || isFinished(id)
-        : isFinished;
-  const readable = readableShards(shards, isFinished, parentDone);
-  const plan: LeasePlan & Pick<RoundPlan, 'loadOf' | 'reasons' | 'givingSince'> = input.loads
-    ? throughputLeasePlan({
-        readable,
-        leases,
-        members: input.members,
-        me,
-        loads: input.loads,
-        releasing: input.held.some((h) => h.phase === 'releasing'),
-        now: input.now,
-        givingSince: input.givingSince,
-      })
-    : planLeases({ readable, leases, members: input.members, me, rotation: input.rotation });
+  const readable = readableShards(shards, isFinished, parentDone(input.ordering, isFinished, ended));
+  const plan = input.policy.plan({
+    readable,
+    leases,
+    members: input.members,
+    me,
+    releasing: input.held.some((h) => h.phase === 'releasing'),
+    now: input.now,
+  });
   const gone = new Set(forget);
   const releasable = new Set(
-    input.held.filter((h) => RELEASABLE.has(h.phase) && !gone.has(h.shardId)).map((h) => h.shardId),
+    input.held.filter((h) => IN_ROUND[h.phase] === 'releasable' && !gone.has(h.shardId)).map((h) => h.shardId),
   );
   return {
     forget,
@@ -109,9 +99,7 @@ export function planRound(input: RoundInput): RoundPlan {
     handOver: plan.release.filter((id) => releasable.has(id)),
     candidates: plan.candidates,
     want: plan.want,
-    loadOf: plan.loadOf,
     reasons: plan.reasons,
-    givingSince: plan.givingSince,
   };
 }
 

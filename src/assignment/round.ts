@@ -1,13 +1,13 @@
 /**
- * The assignment round: read who holds what (watched), take a listing when the cache cannot serve, plan
- * (plan.ts), and carry the plan out: stop shards whose lease was lost, drain expired ones, hand over
+ * The assignment round: read who holds what (watched), take a listing when the cache cannot serve, let the
+ * policy (policy.ts) read what it plans from, plan (plan.ts), and carry the plan out: stop shards whose lease was lost, drain expired ones, hand over
  * beyond the share, reconcile lease nodes of this session not held here, take free shards up to the share.
  * One round at a time; asking during one runs one more after it. Failures are reported as they persist.
  */
 import type { SpoutConfig } from '../config/config';
-import type { ShardLoad } from '../core/load';
 import type { CoordinationStore } from '../coordination/store';
 import type { ZooKeeper } from '../coordination/zooKeeper';
+import type { PhaseKind } from '../core/phase';
 import type { Position } from '../core/position';
 import type { Scheduler } from '../core/scheduler';
 import type { ShardNode } from '../core/shard';
@@ -17,6 +17,7 @@ import { isThrottling } from '../kinesis/errors';
 import { roundFailure } from './failures';
 import { LogLevel, type Reporter } from '../core/log';
 import { planRound, strayLeases } from './plan';
+import { type AssignmentPolicy, policyFor } from './policy';
 import type { ShardListing } from './listing';
 
 const SLOW_ASSIGNMENT_MS = 2_000;
@@ -29,7 +30,14 @@ const RETRY_FIRST_MS = 200;
 export interface RoundSession {
   store: Pick<
     CoordinationStore,
-    'memberId' | 'finishedShards' | 'leases' | 'members' | 'endedShards' | 'acquireLease' | 'releaseLease'
+    | 'memberId'
+    | 'finishedShards'
+    | 'leases'
+    | 'leaseNodes'
+    | 'members'
+    | 'endedShards'
+    | 'acquireLease'
+    | 'releaseLease'
   >;
   zk: Pick<ZooKeeper, 'connectionState' | 'sessionTimeoutMs'>;
   /** Monotonic time the join completed. */
@@ -39,7 +47,7 @@ export interface RoundSession {
 
 export interface RoundShard {
   readonly shardId: string;
-  readonly phase: { readonly kind: string };
+  readonly phase: { readonly kind: PhaseKind };
 }
 
 /** What a round needs of the shards held here (HeldShards). */
@@ -76,10 +84,6 @@ export interface RoundDeps<Sess extends RoundSession, S extends RoundShard> {
   mayRead(): boolean;
   /** A Kinesis call was throttled. */
   throttled(): void;
-  /** With balance "throughput": the shards' published loads (byThroughput.ts); without, shares by count. */
-  loads?(session: Sess, watch: () => void): Promise<ReadonlyMap<string, ShardLoad>>;
-  /** What the plan reckons each member holds (bytes/s), with balance "throughput". */
-  planned?(loadOf: ReadonlyMap<string, number>): void;
 }
 
 export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
@@ -87,12 +91,14 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
   private again = false;
   private failures = 0;
   private retry: (() => void) | undefined;
-  /** With balance "throughput": since when the plans have wanted this task to give leases away by load. */
-  private givingSince: number | undefined;
+  /** How this task shares the shards with the others, from `config.balance`. */
+  private readonly policy: AssignmentPolicy;
   /** One watch callback for every path: the client keeps each distinct callback until the watch fires. */
   private readonly onWatch = () => this.schedule();
 
-  constructor(private readonly deps: RoundDeps<Sess, S>) {}
+  constructor(private readonly deps: RoundDeps<Sess, S>) {
+    this.policy = policyFor(deps.config, () => deps.scheduler.now());
+  }
 
   /** Runs a round now, or once more after the one running. */
   schedule(): void {
@@ -147,8 +153,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
   private async run(): Promise<void> {
     const session = this.deps.session();
     if (!session || !this.deps.mayRead() || session.zk.connectionState !== 'connected') {
-      // A round that plans nothing ends the streak of plans that wanted this task to give.
-      this.givingSince = undefined;
+      this.policy.paused();
       return;
     }
     const began = this.deps.scheduler.now();
@@ -198,7 +203,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       if (members[0] === store.memberId) this.deps.listed(session, fresh);
       shards = fresh;
     }
-    const loads = await this.deps.loads?.(session, this.onWatch);
+    await this.policy.observe(store, this.onWatch);
     if (this.deps.session() !== session) return;
     const plan = planRound({
       me: store.memberId,
@@ -210,13 +215,9 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       ordering,
       held: [...held.byId.values()].map((s) => ({ shardId: s.shardId, phase: s.phase.kind })),
       startOf: session.startOf,
-      loads,
-      rotation: this.deps.config.streamIndex,
+      policy: this.policy,
       now: this.deps.scheduler.now(),
-      givingSince: this.givingSince,
     });
-    this.givingSince = plan.givingSince;
-    if (plan.loadOf) this.deps.planned?.(plan.loadOf);
     for (const shardId of plan.forget) {
       reporter.log(LogLevel.Warn, `lease on ${shardId} is no longer ours: stopped emitting from it`);
       this.ifHeld(shardId, (shard) => held.forget(shard));

@@ -37,6 +37,7 @@
  * lease's delete was sent (closing lease, givingBack), never again. No checkpoint is written once SHARD_END
  * was or the lease's delete is on its way; SHARD_END only with nothing buffered and nothing in flight.
  */
+import type { PhaseKind } from '../core/phase';
 import type { Position } from '../core/position';
 import type { ShardNode } from '../core/shard';
 import type { ReadPosition } from '../kinesis/reader';
@@ -60,7 +61,10 @@ export type ShardPhase =
   /** Let go: no longer held here (its records still out may be acked or failed later). */
   | { kind: 'gone' };
 
-export type PhaseKind = ShardPhase['kind'];
+/** Every phase is one the round knows by name (core/phase.ts), and every name it knows is a phase: else this does not build. */
+export type PhaseKindsAgree = MustBeTrue<Same<ShardPhase['kind'], PhaseKind>>;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type MustBeTrue<T extends true> = T;
 
 export type ShardEvent =
   | { kind: 'started'; from: Position }

@@ -15,7 +15,6 @@ import type { KinesisApi } from '../kinesis/client';
 import { isThrottling } from '../kinesis/errors';
 import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
 import { AssignmentRound } from '../assignment/round';
-import { LeaseLoadCache } from '../assignment/byThroughput';
 import { LOAD_CHECK_MS } from '../core/load';
 import { publishLoads } from '../held/loadPublisher';
 import { CheckpointSchedule } from './checkpointSchedule';
@@ -57,7 +56,6 @@ export class Coordinator {
   private active = true;
   private stopped = false;
   private readonly timers: (() => void)[] = [];
-  private readonly loadCache = new LeaseLoadCache(() => this.deps.scheduler.now());
 
   constructor(private readonly deps: CoordinatorDeps) {
     const { config, kinesis, scheduler } = deps;
@@ -140,9 +138,6 @@ export class Coordinator {
       listed: (session, shards) => void expired.forget(session, shards, (id) => this.held.byId.has(id)),
       mayRead: () => this.active && !this.stopped,
       throttled: () => this.metrics.count(ProcessCounter.ThrottledCalls),
-      ...(config.balance === 'throughput' && {
-        loads: (session: Session, watch: () => void) => this.loadCache.current(session.store, watch),
-      }),
     });
     this.checkpoints = new CheckpointSchedule(
       scheduler,

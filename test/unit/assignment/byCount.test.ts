@@ -1,37 +1,6 @@
 import fc from 'fast-check';
-import {
-  NOT_JOINED_PREFIX,
-  planLeases,
-  preferenceScore,
-  readableShards,
-  shareTargets,
-  type ShardNode,
-  unexplainedShards,
-} from '../../../src/assignment/byCount';
+import { NOT_JOINED_PREFIX, planLeases, preferenceScore, shareTargets } from '../../../src/assignment/byCount';
 import { startPositions, type Bootstrap } from '../../../src/core/position';
-
-const shard = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });
-
-describe('readableShards (parents first)', () => {
-  const graph = [
-    shard('p', [], true),
-    shard('q', [], true),
-    shard('c1', ['p']),
-    shard('c2', ['p']),
-    shard('m', ['c2', 'q']),
-  ];
-
-  it('does not read a child while any parent is unfinished', () => {
-    expect(readableShards(graph, () => false)).toEqual(['p', 'q']);
-    expect(readableShards(graph, (id) => id === 'p')).toEqual(['q', 'c1', 'c2']);
-    expect(readableShards(graph, (id) => ['p', 'c2'].includes(id))).toEqual(['q', 'c1']);
-    expect(readableShards(graph, (id) => ['p', 'c2', 'q'].includes(id))).toEqual(['c1', 'm']);
-  });
-
-  it('treats a parent missing from the listing as expired', () => {
-    expect(readableShards([shard('c', ['gone'])], () => false)).toEqual(['c']);
-  });
-});
 
 describe('shareTargets', () => {
   it('gives the extra shares to declared tasks not joined yet, so that early tasks keep what they take', () => {
@@ -186,18 +155,6 @@ describe('startPositions', () => {
       kind: 'AT_TIMESTAMP',
       timestampMs: Date.parse('2020-01-01T00:00:00Z'),
     });
-  });
-});
-
-describe('unexplainedShards', () => {
-  it('names a finished shard without a listed child and a lease on an unlisted shard', () => {
-    const shards = [shard('s-0', [], true), shard('s-1', [], true), shard('s-2', ['s-1'])];
-    const leases = new Map([
-      ['s-2', 'a'],
-      ['s-9', 'b'],
-    ]);
-    expect(unexplainedShards(shards, new Set(['s-0', 's-1']), leases)).toEqual(new Set(['s-0', 's-9']));
-    expect(unexplainedShards(shards, new Set(['s-1']), new Map([['s-2', 'a']]))).toEqual(new Set());
   });
 });
 

@@ -1,5 +1,5 @@
 import { FULL_LISTING_EVERY } from '../../../src/core/timings';
-import { STALE_RECHECK_FIRST_MS, ShardListing } from '../../../src/assignment/listing';
+import { STALE_RECHECK_FIRST_MS, ShardListing, unexplainedShards } from '../../../src/assignment/listing';
 import { shard, TestStream } from '../fakes/roundFakes';
 
 function setup(recheckMaxMs = 30_000) {
@@ -102,5 +102,17 @@ describe('ShardListing', () => {
     listing.relist();
     expect(listing.hashRangeOf('s-0')).toEqual({ start: 0n, end: 99n });
     expect(listing.hashRangeOf('s-1')).toBeUndefined();
+  });
+});
+
+describe('unexplainedShards', () => {
+  it('names a finished shard without a listed child and a lease on an unlisted shard', () => {
+    const shards = [shard('s-0', [], true), shard('s-1', [], true), shard('s-2', ['s-1'])];
+    const leases = new Map([
+      ['s-2', 'a'],
+      ['s-9', 'b'],
+    ]);
+    expect(unexplainedShards(shards, new Set(['s-0', 's-1']), leases)).toEqual(new Set(['s-0', 's-9']));
+    expect(unexplainedShards(shards, new Set(['s-1']), new Map([['s-2', 'a']]))).toEqual(new Set());
   });
 });

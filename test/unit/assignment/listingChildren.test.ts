@@ -1,4 +1,4 @@
-import { readableShards } from '../../../src/assignment/byCount';
+import { readableShards } from '../../../src/assignment/readable';
 import type { ShardNode } from '../../../src/core/shard';
 import { ShardListing } from '../../../src/assignment/listing';
 import { shard, TestStream } from '../fakes/roundFakes';

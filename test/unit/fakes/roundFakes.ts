@@ -1,4 +1,5 @@
 /** Hand-written collaborators of the assignment round, named by what the test makes the world do. */
+import type { PhaseKind } from '../../../src/core/phase';
 import type { ConnectionState } from '../../../src/coordination/zooKeeper';
 import type { Position } from '../../../src/core/position';
 import type { ShardNode } from '../../../src/core/shard';
@@ -74,6 +75,8 @@ export function testSession(state: TestCoordinationState, joinedAt = 0, sessionT
       leases: (watch) => state.leases_(watch),
       members: (watch) => state.members_(watch),
       endedShards: () => state.endedShards(),
+      // Loads are read only by the throughput policy; the count policy plans from the lease holders alone.
+      leaseNodes: async () => new Map(),
       acquireLease: (shardId) => state.acquireLease(shardId),
       releaseLease: (shardId) => state.releaseLease(shardId),
     },
@@ -85,7 +88,7 @@ export function testSession(state: TestCoordinationState, joinedAt = 0, sessionT
 
 export interface TestShard {
   shardId: string;
-  phase: { kind: string };
+  phase: { kind: PhaseKind };
 }
 
 /** The shards held here: started shards read, unless the test says a start gives the lease back at once. */
