@@ -12,7 +12,8 @@ import type { ShardNode } from '../core/shard';
 export interface CheckpointedShard {
   readonly shardId: string;
   /** Last checkpoint known to be stored, and its node version. */
-  stored: { position: Position; version: number } | undefined;
+  readonly stored: { position: Position; version: number } | undefined;
+  checkpointStored(stored: { position: Position; version: number }): void;
   /** Where the checkpoint may move now (everything up to it acked). */
   committable(): Position | undefined;
 }
@@ -46,7 +47,7 @@ export async function advanceCheckpoint(
         retriable: true,
       });
   }
-  shard.stored = result;
+  shard.checkpointStored(result);
   return true;
 }
 

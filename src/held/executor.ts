@@ -11,7 +11,9 @@ import { transition, type ReadPosition, type ShardEffect, type ShardEvent, type 
 /** What the executor needs of a shard: its id, and its phase to read and assign. */
 export interface LifecycleShard {
   readonly shardId: string;
-  phase: ShardPhase;
+  readonly phase: ShardPhase;
+  /** Takes the phase a transition gave: called here only. */
+  enter(phase: ShardPhase): void;
 }
 
 export type LetGo = Extract<ShardEffect, { kind: 'letGo' }>;
@@ -52,7 +54,7 @@ export async function execute<S extends LifecycleShard>(
   event: ShardEvent,
 ): Promise<void> {
   const { phase, effects } = transition(shard.phase, event);
-  shard.phase = phase;
+  shard.enter(phase);
   // Started in order at once (the world queues a shard's writes in that order); awaited together.
   await Promise.all(effects.map((effect) => perform(world, shard, effect)));
 }

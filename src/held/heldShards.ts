@@ -153,7 +153,7 @@ export class HeldShards {
     try {
       const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
       if (this.byId.get(shardId) !== shard) return;
-      shard.stored = checkpoint;
+      shard.checkpointStored(checkpoint);
       const from = checkpoint.position;
       if (from.kind === 'SHARD_END') {
         const restored = await confirmShardEnd(
@@ -165,8 +165,7 @@ export class HeldShards {
         if (restored) this.deps.reporter.problem(`finished:${shardId}`, restored);
       } else {
         this.log(LogLevel.Info, `lease on ${shardId} taken; reading ${describePosition(from)}`);
-        if (from.kind === 'AFTER' && from.subSequence !== undefined)
-          shard.resumeInside = { sequenceNumber: from.sequenceNumber, subSequence: from.subSequence };
+        shard.startsAt(from);
       }
       this.retake.started(shardId);
       await this.apply(shard, { kind: 'started', from }, session);
@@ -236,8 +235,9 @@ export class HeldShards {
     return {
       now: () => this.now,
       startReader: (shard, from) => {
-        shard.reader = this.readers(shard.shardId, readerEvents(shard, this.readerContext));
-        shard.reader.start(from);
+        const reader = this.readers(shard.shardId, readerEvents(shard, this.readerContext));
+        shard.attachReader(reader);
+        reader.start(from);
       },
       pauseReader: (shard) => shard.reader?.pause(),
       resumeReader: (shard) => shard.reader?.resume(),

@@ -25,18 +25,18 @@ export function publishLoads(
     if (!publishDue(throughput.published, load, now, since)) continue;
     // Marked at once, so the next tick does not queue it again while this write waits.
     const before = throughput.published;
-    throughput.published = { load, at: now };
+    throughput.publication({ load, at: now });
     void shard.writes
       .run(async () => {
         if (shard.phase.kind !== 'reading') return;
         const result = await publishLoad(session.zk, session.store, shard.shardId, load, throughput.leaseVersion);
         // Not ours any more: the round forgets it. Ours at another version (a lost reply): again next tick.
         if (!result) return;
-        throughput.leaseVersion = result.version;
-        if (!result.written) throughput.published = before;
+        throughput.leaseWritten(result.version);
+        if (!result.written) throughput.publication(before);
       })
       .catch((err) => {
-        throughput.published = before;
+        throughput.publication(before);
         reporter.log(LogLevel.Debug, `publishing the load of ${shard.shardId} failed: ${describeError(err)}`);
       });
   }

@@ -19,27 +19,34 @@ export interface AggregateNotices {
   outsideRange(records: KinesisRecord[], range: HashRange): void;
 }
 
+/** A stored checkpoint and its node's version. */
+export interface StoredCheckpoint {
+  position: Position;
+  version: number;
+}
+
+/**
+ * Changed only through its own methods: its phase by the lifecycle's executor (`enter`), its reader by the
+ * effect that starts one (`attachReader`), its stored checkpoint by the writes that store one
+ * (`checkpointStored`), the room a request in flight holds by the reader's events (`reserve`).
+ */
 export class OwnedShard {
-  /** Assigned by shard/executor.ts only, as shard/lifecycle.ts says. */
-  phase: ShardPhase = { kind: 'starting' };
-  /** Its reader while it has one (started, paused and stopped by the lifecycle's effects). */
-  reader: ShardRecordReader | undefined;
-  /** Last checkpoint known to be stored, and its node version. */
-  stored: { position: Position; version: number } | undefined;
+  private currentPhase: ShardPhase = { kind: 'starting' };
+  private currentReader: ShardRecordReader | undefined;
+  private storedCheckpoint: StoredCheckpoint | undefined;
   /** Its ZooKeeper writes, one at a time. */
   readonly writes = new WriteQueue();
   readonly inFlight = new InFlight<KinesisRecord>(recordBytes);
   private buffer: (KinesisRecord | undefined)[] = [];
   private bufferHead = 0;
   private bufferedBytes = 0;
-  lastSequenceNumber: string | undefined;
-  /** Records a GetRecords in flight may still bring (counted against the memory cap). */
-  reserved = 0;
+  private lastFetched: string | undefined;
+  private reservedRecords = 0;
   readonly acquiredAt: number;
   /** Its smoothed throughput and what of it was published with the lease (balance "throughput"). */
   readonly throughput: ShardThroughput;
   /** Kinesis records fetched while this process held the shard, their bytes, and the records they held (user records of KPL aggregates). */
-  fetched = 0;
+  private fetchedRecords = 0;
   private fetchedBytes = 0;
   private fetchedUserRecords = 0;
   /** Split KPL aggregates into their user records (config `deaggregate`). */
@@ -50,7 +57,7 @@ export class OwnedShard {
    * The checkpoint stopped inside this aggregate (re-read AT its sequence number): its user records up to
    * `subSequence` are done and not emitted again. Cleared by the first record fetched.
    */
-  resumeInside: { sequenceNumber: string; subSequence: number } | undefined;
+  private resumeInside: { sequenceNumber: string; subSequence: number } | undefined;
   /** Its delivery mode (config `delivery`, `tupleTracking`): see shard/delivery.ts. */
   readonly delivery: ShardDelivery;
   /** delivery none: the last record emitted (the checkpoint follows it). */
@@ -70,13 +77,72 @@ export class OwnedShard {
     this.delivery = options.delivery ?? AT_LEAST_ONCE;
   }
 
+  /** Its lifecycle phase (held/lifecycle.ts). */
+  get phase(): ShardPhase {
+    return this.currentPhase;
+  }
+
+  /** Held/executor.ts only, with the phase the lifecycle's transition gave. */
+  enter(phase: ShardPhase): void {
+    this.currentPhase = phase;
+  }
+
+  /** Its reader while it has one (started, paused and stopped by the lifecycle's effects). */
+  get reader(): ShardRecordReader | undefined {
+    return this.currentReader;
+  }
+
+  attachReader(reader: ShardRecordReader): void {
+    this.currentReader = reader;
+  }
+
+  /** The last checkpoint known to be stored, and its node version. */
+  get stored(): StoredCheckpoint | undefined {
+    return this.storedCheckpoint;
+  }
+
+  checkpointStored(stored: StoredCheckpoint): void {
+    this.storedCheckpoint = stored;
+  }
+
+  /**
+   * Reading starts at `from`: a checkpoint inside a KPL aggregate (after one of its user records) re-reads
+   * the aggregate and skips the user records up to it.
+   */
+  startsAt(from: Position): void {
+    this.resumeInside =
+      from.kind === 'AFTER' && from.subSequence !== undefined
+        ? { sequenceNumber: from.sequenceNumber, subSequence: from.subSequence }
+        : undefined;
+  }
+
+  /** Records a GetRecords in flight may still bring (counted against the memory cap). */
+  get reserved(): number {
+    return this.reservedRecords;
+  }
+
+  /** A request goes out that may bring up to `records` (0: the one in flight answered or failed). */
+  reserve(records: number): void {
+    this.reservedRecords = records;
+  }
+
+  /** Kinesis records fetched while this process held the shard. */
+  get fetched(): number {
+    return this.fetchedRecords;
+  }
+
+  /** The sequence number of the last Kinesis record fetched. */
+  get lastSequenceNumber(): string | undefined {
+    return this.lastFetched;
+  }
+
   get buffered(): number {
     return this.buffer.length - this.bufferHead;
   }
 
   /** Records held in memory (prefetched, in flight, acked behind an unacked one) or on their way. */
   get inMemory(): number {
-    return this.buffered + this.inFlight.held + this.reserved;
+    return this.buffered + this.inFlight.held + this.reservedRecords;
   }
 
   /** What counts against the memory caps (bytes of records on their way are not known yet). */
@@ -86,12 +152,12 @@ export class OwnedShard {
 
   /** Mean bytes of a fetched Kinesis record (a GetRecords limit counts those). */
   get averageRecordBytes(): number {
-    return this.fetched === 0 ? 0 : this.fetchedBytes / this.fetched;
+    return this.fetchedRecords === 0 ? 0 : this.fetchedBytes / this.fetchedRecords;
   }
 
   /** Records held per Kinesis record fetched (above 1 with KPL aggregates): turns a cap in records into a GetRecords limit. */
   get userRecordsPerRecord(): number {
-    return this.fetched === 0 ? 1 : Math.max(1, this.fetchedUserRecords / this.fetched);
+    return this.fetchedRecords === 0 ? 1 : Math.max(1, this.fetchedUserRecords / this.fetchedRecords);
   }
 
   get pendingRetries(): number {
@@ -129,8 +195,8 @@ export class OwnedShard {
       this.fetchedUserRecords +=
         expanded.records.length + (skipThrough !== undefined && expanded.corrupt === undefined ? skipThrough + 1 : 0);
     }
-    this.fetched += records.length;
-    this.lastSequenceNumber = records[records.length - 1]?.sequenceNumber ?? this.lastSequenceNumber;
+    this.fetchedRecords += records.length;
+    this.lastFetched = records[records.length - 1]?.sequenceNumber ?? this.lastFetched;
   }
 
   /**

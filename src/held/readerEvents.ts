@@ -42,7 +42,7 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
   const { config, metrics, reporter } = context;
   const notices = aggregateNotices(shard.shardId, reporter);
   const failed = (err: unknown, consecutive: number) => {
-    shard.reserved = 0;
+    shard.reserve(0);
     if (isThrottling(err)) metrics.count(ProcessCounter.ThrottledCalls);
     if (!context.reading(shard)) return false;
     const problem = kinesisProblem(err, context.streamLabel);
@@ -60,7 +60,7 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
   };
   return {
     records: (records, millisBehindLatest) => {
-      shard.reserved = 0;
+      shard.reserve(0);
       if (!context.reading(shard)) return;
       shard.push(records, notices);
       shard.throughput.deliver(records, millisBehindLatest, context.now(), context.wallNow());
@@ -81,9 +81,9 @@ export function readerEvents(shard: OwnedShard, context: ReaderContext): ShardRe
     room: () => {
       // What a GetRecords may return is reserved until it answers, so readers together stay under the cap;
       // what this shard reserved before is given back first.
-      shard.reserved = 0;
+      shard.reserve(0);
       const room = roomNow();
-      shard.reserved = Math.ceil(room * shard.userRecordsPerRecord);
+      shard.reserve(Math.ceil(room * shard.userRecordsPerRecord));
       return room;
     },
     hasRoom: () => roomNow() > 0,

@@ -54,7 +54,7 @@ export class ThroughputMeter {
 
 /** Whether to publish `current` now, given the last publication (if any) and since when the shard's load is measured. */
 export function publishDue(
-  last: { load: ShardLoad; at: number } | undefined,
+  last: Publication | undefined,
   current: ShardLoad,
   now: number,
   measuredSince: number,
@@ -68,6 +68,12 @@ export function publishDue(
 
 /** Records that arrived in the stream this long before the first answer may still be coming (a reader catching up, or clocks that differ). */
 export const ARRIVAL_SLACK_MS = 2_000;
+
+/** A load published with the lease, and when (monotonic ms). */
+export interface Publication {
+  load: ShardLoad;
+  at: number;
+}
 
 /** What a held shard keeps for balance: its meter, the last load published, and its lease node's version. */
 export class ShardThroughput {
@@ -84,9 +90,26 @@ export class ShardThroughput {
    * (this host's clock: a reader catching up).
    */
   private countAfter = Number.NEGATIVE_INFINITY;
-  published: { load: ShardLoad; at: number } | undefined;
+  private lastPublished: Publication | undefined;
+  private leaseNodeVersion = 0;
+
+  /** The load last published with the lease, and when (marked as its write is queued, put back if it did not get in). */
+  get published(): Publication | undefined {
+    return this.lastPublished;
+  }
+
+  publication(published: Publication | undefined): void {
+    this.lastPublished = published;
+  }
+
   /** The lease node's version as this process last wrote it (0: as created). */
-  leaseVersion = 0;
+  get leaseVersion(): number {
+    return this.leaseNodeVersion;
+  }
+
+  leaseWritten(version: number): void {
+    this.leaseNodeVersion = version;
+  }
 
   /** Since when the load is measured (monotonic ms): undefined before the first answer. */
   get measuredSince(): number | undefined {

@@ -7,6 +7,9 @@ import type { ReadPosition, ShardEvent, ShardPhase } from '../../../src/held/lif
 class TestShard implements LifecycleShard {
   phase: ShardPhase = { kind: 'starting' };
   constructor(readonly shardId = 'shardId-000000000001') {}
+  enter(phase: ShardPhase): void {
+    this.phase = phase;
+  }
 }
 
 /** A world that records what was done to it, in order, and fails or refuses what a test tells it to. */

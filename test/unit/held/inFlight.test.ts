@@ -176,9 +176,9 @@ describe('OwnedShard', () => {
     shard.inFlight.ack('2');
     shard.inFlight.ack('3');
     expect(shard.held).toEqual({ records: 4, bytes: 103 + 403 });
-    shard.reserved = 10;
+    shard.reserve(10);
     expect(shard.held.records).toBe(14);
-    shard.reserved = 0;
+    shard.reserve(0);
     shard.inFlight.ack('1');
     expect(shard.held).toEqual({ records: 1, bytes: 403 });
     shard.dropBuffer();
@@ -206,7 +206,7 @@ describe('OwnedShard hand-over', () => {
     for (let i = 0; i < 3; i += 1) shard.takeNext(0);
     shard.inFlight.failed('1', 0);
     shard.scheduleRetry('1', 10);
-    shard.phase = { kind: 'releasing', deadline: 100, reason: 'test' };
+    shard.enter({ kind: 'releasing', deadline: 100, reason: 'test' });
     shard.dropBuffer();
     expect(shard.takeNext(5)).toBeUndefined();
     expect(shard.takeNext(10)?.record.sequenceNumber).toBe('1');

@@ -39,12 +39,13 @@ function setUp() {
   const take = (shardId: string) => {
     const shard = new OwnedShard(shardId, clock.now());
     held.push(shard);
-    shard.reader = new FanOutReader(
+    const reader = new FanOutReader(
       { kinesis: fake.client, scheduler: clock, stream: STREAM, consumer },
       shardId,
       readerEvents(shard, context),
     );
-    shard.reader.start({ kind: 'TRIM_HORIZON' });
+    shard.attachReader(reader);
+    reader.start({ kind: 'TRIM_HORIZON' });
     return shard;
   };
   const subscribesTo = (shardId: string) => fake.subscribes.filter((s) => s.input.ShardId === shardId);

@@ -123,8 +123,7 @@ describe('checkpoint with sub-sequences', () => {
             const c = previous;
             fromIndex =
               records.findIndex((r) => r.sequenceNumber === c.sequenceNumber) + (c.subSequence === undefined ? 1 : 0);
-            if (c.subSequence !== undefined)
-              resumed.resumeInside = { sequenceNumber: c.sequenceNumber, subSequence: c.subSequence };
+            resumed.startsAt(c);
           }
           resumed.push(records.slice(fromIndex));
           const again = new Set(emitAll(resumed).map(key));

@@ -20,7 +20,7 @@ const scheduler: Scheduler = {
 function setUp() {
   clock = 1_000;
   const shard = new OwnedShard('shardId-000000000001', 0);
-  shard.phase = { kind: 'draining', endedAt: 0, announced: false };
+  shard.enter({ kind: 'draining', endedAt: 0, announced: false });
   const records: KinesisRecord[] = ['1', '2'].map((sequenceNumber) => ({
     shardId: shard.shardId,
     sequenceNumber,

@@ -11,7 +11,7 @@ const scheduler = frozenScheduler;
 
 function source(sequenceNumbers: string[]): ShardSource & { trusted: number; shard: OwnedShard } {
   const shard = new OwnedShard('shardId-000000000000', 0);
-  shard.phase = { kind: 'draining', endedAt: 0, announced: false };
+  shard.enter({ kind: 'draining', endedAt: 0, announced: false });
   shard.push(
     sequenceNumbers.map(
       (sequenceNumber): KinesisRecord => ({
