@@ -126,6 +126,12 @@ function explain(error: ErrorObject, config: unknown): SpoutError {
   }
   if (/^(streams\[\d+\]\.)?region$/.test(path) && error.keyword === 'pattern')
     return badConfig(key, value, 'must be an AWS region name such as "us-east-1" (letters, digits and dashes)');
+  if (path === 'maxRecordAgeMs' && ['type', 'minimum', 'maximum'].includes(error.keyword))
+    return badConfig(
+      key,
+      value,
+      'must be whole milliseconds from 1000 (1 s; below that a caught-up shard polled once a second would skip records for the poll alone) to 31536000000 (365 days, the longest retention); leave it out for no limit',
+    );
   switch (error.keyword) {
     case 'additionalProperties': {
       const schemaNode = valueAt(

@@ -13,6 +13,19 @@ const ON_EXHAUSTED = Object.values(OnExhausted);
 /** Fields a dead letter carries after the output fields: failures so far, and when the last one came (epoch ms). */
 export const DEAD_LETTER_FIELDS = ['attempts', 'lastFailureTime'] as const;
 
+/** With `maxRecordAgeMs` set, a dead letter also says why it was set aside (`maxRetries` or `tooOld`) and its age then. */
+export const DEAD_LETTER_REASON_FIELDS = ['reason', 'ageMs'] as const;
+
+/** Kinesis keeps records at most 365 days: a longer age limit could never apply. */
+const MAX_RETENTION_MS = 365 * 86_400_000;
+
+/** What a dead letter carries after the output fields. */
+export function deadLetterExtraFields(config: { maxRecordAgeMs?: number }): readonly string[] {
+  return config.maxRecordAgeMs === undefined
+    ? DEAD_LETTER_FIELDS
+    : [...DEAD_LETTER_FIELDS, ...DEAD_LETTER_REASON_FIELDS];
+}
+
 /**
  * Finite, so that a record a bolt can never process (a poison record) holds its shard back for under an hour
  * (23 to 46 minutes of back-off at the default delays), not until the records behind it pass the stream's
@@ -337,6 +350,13 @@ export const configSchema = {
       60_000,
       100,
     ),
+    maxRecordAgeMs: {
+      type: 'integer',
+      minimum: 1_000,
+      maximum: MAX_RETENTION_MS,
+      description:
+        'Off unless set (as Lambda\'s `MaximumRecordAgeInSeconds`): a record older than this, by its `ApproximateArrivalTimestamp` against this host\'s clock, when the spout is about to emit it (for the first time, or again after a fail) is not emitted. With `retry.onExhausted: "deadLetter"` it goes to the dead-letter stream (`reason` `"tooOld"`), else it is skipped; either way it is counted (`tooOld`), logged once a minute per shard, and passed by the checkpoint as if acked. With it set, every dead letter carries two more fields, `reason` and `ageMs`. Whole milliseconds from 1000 (1 s: a caught-up shard is polled about once a second, so a smaller limit would skip records for the poll\'s delay alone) to 365 days (Kinesis\'s longest retention). See [Guarantees](guarantees.md#record-age-limit).',
+    },
     retry: {
       type: 'object',
       additionalProperties: false,
@@ -354,13 +374,14 @@ export const configSchema = {
           enum: [...ON_EXHAUSTED],
           default: 'skip',
           description:
-            'What happens to a record failed more than `maxRetries` times: `skip` (reported with `error`, then passed by the checkpoint) or `deadLetter` (also emitted once, unanchored, on `deadLetterStream`, which the topology must declare with the output fields plus `attempts` and `lastFailureTime`).',
+            'What happens to a record failed more than `maxRetries` times: `skip` (reported with `error`, then passed by the checkpoint) or `deadLetter` (also emitted once, unanchored, on `deadLetterStream`, which the topology must declare with the output fields plus `attempts` and `lastFailureTime`, and `reason` and `ageMs` with `maxRecordAgeMs`).',
         },
         deadLetterStream: {
           type: 'string',
           minLength: 1,
           default: 'deadLetter',
-          description: 'Storm stream of the records given up, with `onExhausted: "deadLetter"`.',
+          description:
+            'Storm stream of the records given up, and of those too old (`maxRecordAgeMs`), with `onExhausted: "deadLetter"`.',
         },
         initialBackoffMs: positiveMs('Delay before the first re-emit of a failed tuple; doubles each time.', 100, 0),
         maxBackoffMs: positiveMs('Cap on the re-emit delay.', 30_000, 0),

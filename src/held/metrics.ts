@@ -18,8 +18,10 @@ export const ShardCounter = {
   Retried: 'retried',
   /** Records given up after `retry.maxRetries`. */
   Skipped: 'skipped',
-  /** Of the skipped records, those emitted on the dead-letter stream (`retry.onExhausted: "deadLetter"`). */
+  /** Records emitted on the dead-letter stream (`retry.onExhausted: "deadLetter"`): skipped ones, and too old ones. */
   DeadLettered: 'deadLettered',
+  /** Records not emitted for their age (`maxRecordAgeMs`): dead-lettered or skipped, then passed by the checkpoint. */
+  TooOld: 'tooOld',
 } as const;
 export type ShardCounter = (typeof ShardCounter)[keyof typeof ShardCounter];
 
@@ -89,6 +91,7 @@ const zeroShardCounts = (): ShardCounts => ({
   retried: 0,
   skipped: 0,
   deadLettered: 0,
+  tooOld: 0,
 });
 const zeroProcessCounts = (): Record<ProcessCounter, number> => ({
   leasesTaken: 0,

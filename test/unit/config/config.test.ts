@@ -39,6 +39,20 @@ describe('configuration', () => {
     expect(() => at(6)).toThrow('bad configuration: kinesis.spout.maxGetRecordsPerSecond = 6: must be <= 5');
   });
 
+  it('takes a record-age limit in whole milliseconds from 1 s to 365 days, none by default', () => {
+    const at = (value: unknown) =>
+      validateConfig({ ...minimal, applicationName: 'a', maxRecordAgeMs: value }).maxRecordAgeMs;
+    expect(validateConfig({ ...minimal, applicationName: 'a' }).maxRecordAgeMs).toBeUndefined();
+    expect(at(60_000)).toBe(60_000);
+    expect(at(365 * 86_400_000)).toBe(365 * 86_400_000);
+    const allowed =
+      'must be whole milliseconds from 1000 (1 s; below that a caught-up shard polled once a second would skip records for the poll alone) to 31536000000 (365 days, the longest retention); leave it out for no limit';
+    for (const bad of [-1, 0, 999, 1500.5, '60s', 365 * 86_400_000 + 1, null])
+      expect(() => at(bad)).toThrow(
+        `bad configuration: kinesis.spout.maxRecordAgeMs = ${JSON.stringify(bad)}: ${allowed}`,
+      );
+  });
+
   it('merges the conf over a JSON file named on the command line', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'conf-')), 'spout.json');
     writeFileSync(

@@ -37,6 +37,7 @@ describe('SpoutMetrics', () => {
       's-1.retried': 1,
       's-1.skipped': 1,
       's-1.deadLettered': 0,
+      's-1.tooOld': 0,
     });
     expect(first.process.counters).toEqual({
       leasesTaken: 0,
@@ -53,11 +54,12 @@ describe('SpoutMetrics', () => {
       retried: 1,
       skipped: 1,
       deadLettered: 0,
+      tooOld: 0,
     });
     const second = metrics.take(view({ 's-1': 1 }), 10_000);
     expect(Object.values(second.shards.counters).every((n) => n === 0)).toBe(true);
     expect(Object.values(second.process.counters).every((n) => n === 0)).toBe(true);
-    expect(Object.keys(second.shards.counters)).toHaveLength(7);
+    expect(Object.keys(second.shards.counters)).toHaveLength(8);
   });
 
   it('gives the gauges of held shards only: a shard let go gets its last counts, then no key at all', () => {

@@ -49,6 +49,9 @@ class ConfigSchemaTest {
         assertEquals("bad configuration: kinesis.spout.maxEmitPerNext = 0: must be >= 1", problem(conf("maxEmitPerNext", 0)));
         assertEquals("bad configuration: kinesis.spout.maxGetRecordsPerSecond = 0: must be > 0", problem(conf("maxGetRecordsPerSecond", 0)));
         SCHEMA.validate(conf("maxGetRecordsPerSecond", 2.5));
+        assertEquals("bad configuration: kinesis.spout.maxRecordAgeMs = 999: must be >= 1000", problem(conf("maxRecordAgeMs", 999)));
+        assertEquals("bad configuration: kinesis.spout.maxRecordAgeMs = 1.5: must be an integer", problem(conf("maxRecordAgeMs", 1.5)));
+        SCHEMA.validate(conf("maxRecordAgeMs", 31_536_000_000L));
         assertEquals("bad configuration: kinesis.spout.dataFormat = \"xml\": allowed: \"utf8\", \"base64\", \"json\"",
             problem(conf("dataFormat", "xml")));
         assertTrue(problem(conf("region", "us east 1")).startsWith("bad configuration: kinesis.spout.region = \"us east 1\": must match pattern"));
