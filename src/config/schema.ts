@@ -159,7 +159,7 @@ export const configSchema = {
       maxLength: 128,
       pattern: '^[a-zA-Z0-9_.-]+$',
       description:
-        'With `readMode: "fanOut"`: the stream consumer the spout registers (`RegisterStreamConsumer`, once, by whichever task starts first) and waits for until it is `ACTIVE`; never deregistered by the spout (`kinesis-spout-tool deregister-consumer` does it when told). Default: `applicationName`.',
+        'With `readMode: "fanOut"`: the stream consumer the spout registers (`RegisterStreamConsumer`, once, by whichever task starts first) and waits for until it is `ACTIVE`; never deregistered by the spout (the tool `deregister-consumer` does it when told: `java -jar kinesis-shell-spout-0.1.0.jar deregister-consumer --config spout.json`). Default: `applicationName`.',
     },
     consumerArn: CONSUMER_ARN,
     initialPosition: INITIAL_POSITION,
