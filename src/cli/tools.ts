@@ -1,6 +1,6 @@
 /** The tools' entry: parses the command line, runs `status`, `reset` or `deregister-consumer`, maps outcomes to exit codes. */
 import { describeError } from '../errors';
-import { kinesisProblem } from '../kinesis/errors';
+import { isActionable, kinesisProblem } from '../kinesis/errors';
 import { parseToolArgs, USAGE } from '../tools/args';
 import { ExitCode, ToolError } from '../tools/exitCodes';
 import type { ToolIo } from '../tools/io';
@@ -80,9 +80,9 @@ export async function runTool(tool: ToolName, args: readonly string[], io: ToolI
       if (err.exitCode === ExitCode.Usage && fromArgs) io.err(`\n${USAGE}`);
       return err.exitCode;
     }
+    // The spout's own hint for what Kinesis or the SDK said (e.g. no credentials), not the bare message.
     const problem = kinesisProblem(err, 'the stream');
-    const fix =
-      (err as { $metadata?: unknown })?.$metadata !== undefined && !problem.transient ? `; ${problem.fix}` : '';
+    const fix = isActionable(err, problem) ? `; ${problem.fix}` : '';
     io.err(`kinesis-spout ${tool} failed: ${describeError(err)}${fix}`);
     return ExitCode.Failed;
   }

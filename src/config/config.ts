@@ -3,6 +3,8 @@ import type { ErrorObject } from 'ajv';
 import type { FromSchema } from 'json-schema-to-ts';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
+import { nearest } from './nearest';
+import { REGION_SHAPE } from './region';
 import { configSchema } from './schema';
 import { validateConfigSchema as validate } from './schemaValidator';
 import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
@@ -125,7 +127,7 @@ function explain(error: ErrorObject, config: unknown): SpoutError {
     );
   }
   if (/^(streams\[\d+\]\.)?region$/.test(path) && error.keyword === 'pattern')
-    return badConfig(key, value, 'must be an AWS region name such as "us-east-1" (letters, digits and dashes)');
+    return badConfig(key, value, REGION_SHAPE);
   if (path === 'maxRecordAgeMs' && ['type', 'minimum', 'maximum'].includes(error.keyword))
     return badConfig(
       key,
@@ -133,18 +135,6 @@ function explain(error: ErrorObject, config: unknown): SpoutError {
       'must be whole milliseconds from 1000 (1 s; below that a caught-up shard polled once a second would skip records for the poll alone) to 31536000000 (365 days, the longest retention); leave it out for no limit',
     );
   switch (error.keyword) {
-    case 'additionalProperties': {
-      const schemaNode = valueAt(
-        configSchema,
-        error.schemaPath.replace(/^#/, '').replace(/\/additionalProperties$/, ''),
-      ) as { properties?: object };
-      const allowed = Object.keys(schemaNode?.properties ?? {}).join(', ');
-      return badConfig(
-        `${key}.${String(params.additionalProperty)}`,
-        valueAt(value, `/${String(params.additionalProperty)}`),
-        `unknown key; allowed keys: ${allowed}`,
-      );
-    }
     case 'required':
       return badConfig(`${key}.${String(missing)}`, undefined, 'is required');
     case 'enum':
@@ -156,6 +146,54 @@ function explain(error: ErrorObject, config: unknown): SpoutError {
     default:
       return badConfig(key, value, error.message ?? 'not allowed');
   }
+}
+
+/** What unknownKey reads of a schema node. */
+interface ObjectSchema {
+  properties?: Readonly<Record<string, ObjectSchema>>;
+  additionalProperties?: boolean;
+  items?: ObjectSchema;
+  description?: string;
+}
+
+const TOP_LEVEL_KEYS = Object.keys(configSchema.properties);
+
+/**
+ * The first key the schema does not know, anywhere in the configuration, with the nearest known key. Looked
+ * for before anything else: a misspelt `streamNme` is a typo to name, not a missing `streamName`.
+ */
+function unknownKey(schema: ObjectSchema, value: unknown, pointer: string): SpoutError | undefined {
+  if (Array.isArray(value) && schema.items) {
+    for (const [i, item] of value.entries()) {
+      const found = unknownKey(schema.items, item, `${pointer}/${i}`);
+      if (found) return found;
+    }
+  }
+  if (!isObject(value) || !schema.properties) return undefined;
+  const known = Object.keys(schema.properties);
+  for (const [name, child] of Object.entries(value)) {
+    const childSchema = schema.properties[name];
+    if (childSchema) {
+      const found = unknownKey(childSchema, child, `${pointer}/${name}`);
+      if (found) return found;
+      continue;
+    }
+    if (schema.additionalProperties !== false) continue;
+    const near = nearest(name, known);
+    // In an entry of streams, a key of the top level (outputFields) is misplaced rather than misspelt.
+    const nearTop = pointer === '' ? undefined : nearest(name, TOP_LEVEL_KEYS);
+    const hint = near
+      ? `did you mean ${near}? `
+      : nearTop
+        ? `${nearTop === name ? '' : `did you mean ${nearTop}? `}${nearTop} is a key of ${CONF_KEY} itself (for every stream), not of this entry; `
+        : '';
+    return badConfig(
+      `${CONF_KEY}.${keyOf(`${pointer}/${name}`)}`,
+      child,
+      `unknown key; ${hint}allowed keys: ${known.join(', ')}`,
+    );
+  }
+  return undefined;
 }
 
 /**
@@ -192,7 +230,8 @@ export function loadConfig(stormConf: Record<string, unknown>, file?: string): S
 /** Validates `kinesis.spout` (merged) and fills what it leaves to the topology conf from `storm`. */
 export function validateConfig(raw: Record<string, unknown>, storm: StormDefaults = {}): SpoutConfig {
   const config = structuredClone(raw);
-  if (!validate(config)) throw explain(validate.errors![0], config);
+  if (!validate(config))
+    throw unknownKey(configSchema as ObjectSchema, config, '') ?? explain(validate.errors![0], config);
   const valid = config as unknown as SpoutConfig;
   const origins: ConfigOrigins = {
     applicationName: valid.applicationName === undefined ? 'topology.name' : 'kinesis.spout.applicationName',

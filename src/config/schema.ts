@@ -4,6 +4,7 @@
  * relative to docs/).
  */
 import { DATA_FORMATS, TUPLE_FIELDS, type TupleField } from '../core/tuple';
+import { REGION_PATTERN } from './region';
 
 /** What the spout does with a record failed more often than `retry.maxRetries` allows. */
 export const OnExhausted = { Skip: 'skip', DeadLetter: 'deadLetter' } as const;
@@ -61,9 +62,10 @@ const STREAM_ARN = {
 
 const REGION = {
   type: 'string',
-  // What the AWS SDK accepts as a region (one DNS label); anything else fails every call, not at start.
-  pattern: '^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$',
-  description: 'AWS region of the stream (e.g. `us-east-1`).',
+  // A region's shape (region.ts): a typo fails here, not every call later; an unknown name is warned about.
+  pattern: REGION_PATTERN,
+  description:
+    'AWS region of the stream: words and a number joined by dashes (`us-east-1`, `eu-central-2`, `us-gov-west-1`); a well-formed name this version does not know is logged as a warning at start.',
 } as const;
 
 const CONSUMER_ARN = {
@@ -170,7 +172,7 @@ export const configSchema = {
       maxLength: 128,
       pattern: '^[a-zA-Z0-9_.-]+$',
       description:
-        'With `readMode: "fanOut"`: the stream consumer the spout registers (`RegisterStreamConsumer`, once, by whichever task starts first) and waits for until it is `ACTIVE`; never deregistered by the spout (`kinesis-spout-tool deregister-consumer` does it when told). Default: `applicationName`.',
+        'With `readMode: "fanOut"`: the stream consumer the spout registers (`RegisterStreamConsumer`, once, by whichever task starts first) and waits for until it is `ACTIVE`; never deregistered by the spout (the tool `deregister-consumer` does it when told: `java -jar kinesis-shell-spout-0.1.0.jar deregister-consumer --config spout.json`). Default: `applicationName`.',
     },
     consumerArn: CONSUMER_ARN,
     initialPosition: INITIAL_POSITION,

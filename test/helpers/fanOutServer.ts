@@ -69,9 +69,11 @@ export interface FanOutServer {
 
 let requestCounter = 0;
 
+/** `port`: 0 (the default) for a free one; scripts/fanout-local.ts takes a fixed one for the docs' commands. */
 export async function startFanOutServer(
   kinesisEndpoint: string,
   overrides: Partial<FanOutSettings> = {},
+  port = 0,
 ): Promise<FanOutServer> {
   const settings: FanOutSettings = { ...DEFAULT_FAN_OUT_SETTINGS, ...overrides };
   const kinesis = upstream(kinesisEndpoint);
@@ -185,7 +187,7 @@ export async function startFanOutServer(
     );
   });
 
-  const front = await sniffingServer(h2, h1);
+  const front = await sniffingServer(h2, h1, port);
 
   return {
     endpoint: `http://127.0.0.1:${front.port}`,

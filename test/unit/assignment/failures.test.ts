@@ -3,11 +3,11 @@ import { ErrorCode, SpoutError } from '../../../src/errors';
 import { joinFailure, REPORT_AFTER_FAILURES } from '../../../src/assignment/failures';
 
 const config = loadConfig({
-  'kinesis.spout': { region: 'r', streamName: 's', applicationName: 'a', zookeeper: { connect: 'zk:2181' } },
+  'kinesis.spout': { region: 'us-east-1', streamName: 's', applicationName: 'a', zookeeper: { connect: 'zk:2181' } },
 });
 const stormDefaulted = loadConfig({
   'storm.zookeeper.servers': ['zk'],
-  'kinesis.spout': { region: 'r', streamName: 's', applicationName: 'a' },
+  'kinesis.spout': { region: 'us-east-1', streamName: 's', applicationName: 'a' },
 });
 const stream = 'stream s in r';
 const awsError = (name: string) => Object.assign(new Error(`${name} happened`), { name });

@@ -2,7 +2,13 @@ import { validateConfig } from '../../../src/config/config';
 import { checkOutputFields, JSON_SMART_CLASSES, kryoWarning } from '../../../src/config/stormChecks';
 
 const config = (extra: Record<string, unknown> = {}) =>
-  validateConfig({ region: 'r', streamName: 's', applicationName: 'a', zookeeper: { connect: 'z:1' }, ...extra });
+  validateConfig({
+    region: 'us-east-1',
+    streamName: 's',
+    applicationName: 'a',
+    zookeeper: { connect: 'z:1' },
+    ...extra,
+  });
 const context = (fields?: Record<string, string[]>) => ({
   taskid: 1,
   componentid: 'k',

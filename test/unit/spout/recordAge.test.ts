@@ -56,7 +56,7 @@ function setUp(overrides: Record<string, unknown>, records: KinesisRecord[]) {
     ...overrides,
   });
   const shard = new OwnedShard(SHARD, 0, { delivery: deliveryOf(config), deaggregate: false });
-  shard.phase = { kind: 'draining', endedAt: 0, announced: false };
+  shard.enter({ kind: 'draining', endedAt: 0, announced: false });
   shard.push(records);
   const metrics = new SpoutMetrics(0);
   const logs: string[] = [];
@@ -259,7 +259,7 @@ describe('maxRecordAgeMs in the other delivery modes', () => {
       { maxRecordAgeMs: 5_000, delivery: 'at-most-once', tupleTracking: true },
       records,
     );
-    shard.stored = { position: { kind: 'AFTER', sequenceNumber: '1001' }, version: 1 };
+    shard.checkpointStored({ position: { kind: 'AFTER', sequenceNumber: '1001' }, version: 1 });
     drain();
     expect(emits.map((e) => e.id)).toEqual([`${SHARD}:1001`]);
     expect(spout.counters.tooOld).toBe(1);

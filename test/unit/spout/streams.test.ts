@@ -37,7 +37,7 @@ function source(sequenceNumbers: string[]): ShardSource & { trusted: number; sha
 
 function setUp() {
   const config = validateConfig({
-    region: 'r',
+    region: 'us-east-1',
     applicationName: 'a',
     zookeeper: { connect: 'z:1' },
     outputFields: ['streamName', 'shardId', 'sequenceNumber'],

@@ -145,7 +145,7 @@ class KinesisShellSpoutTest {
     void malformedKeysThatDecideTheDeclarationsAreRefusedNamingTheKey() {
         record Case(Map<String, Object> conf, String key) { }
         List<Case> cases = List.of(
-            new Case(conf("outputFields", List.of("data", "nope")), "kinesis.spout.outputFields"),
+            new Case(conf("outputFields", List.of("data", "nope")), "kinesis.spout.outputFields[1]"),
             new Case(conf("outputFields", List.of()), "kinesis.spout.outputFields"),
             new Case(conf("outputFields", List.of("data", "data")), "kinesis.spout.outputFields"),
             new Case(conf("outputFields", "data"), "kinesis.spout.outputFields"),
