@@ -1,8 +1,8 @@
 /**
  * Reads one shard through enhanced fan-out: a SubscribeToShard subscription pushes its events over HTTP/2;
  * when it ends (its lifetime, 5 minutes on AWS) the next one starts after the last ContinuationSequenceNumber,
- * so nothing is skipped or read twice. The final event of a closed shard (ChildShards, no continuation)
- * ends the shard. While the memory caps leave no room the event stream is not read at all, so HTTP/2 flow
+ * so nothing is skipped or read twice. The final event of a closed shard (non-empty ChildShards, with or
+ * without a continuation) ends the shard. While the memory caps leave no room the event stream is not read at all, so HTTP/2 flow
  * control stops the server. No error ends a reader: each is retried with backoff from the last event.
  */
 import {
@@ -201,7 +201,20 @@ export class FanOutReader implements ShardRecordReader {
     }
   }
 
-  /** Hands one event's records on; true when it was the shard's last (ChildShards and no continuation). */
+  /**
+   * Hands one event's records on; true when it was the shard's last. The API reference gives
+   * ContinuationSequenceNumber as required in every event and ChildShards only at the end of the shard, so a
+   * non-empty ChildShards ends the shard whatever else the event carries (its records are the shard's last),
+   * continuation or not. An event with neither (an emulator's end) ends it too: the children then come from
+   * a listing.
+   *
+   * What the reference makes contradictory: a child that does not name this shard among its ParentShards
+   * (the end of a shard announcing another shard's children). Reported, and the shard still ends (the event
+   * says so), with its children left to a listing rather than taken from the event. Not contradictory: a
+   * continuation beside the children (required), records beside them (the last ones), MillisBehindLatest
+   * above 0 at the end (the children go on to the tip). Nothing after the end is read: the subscription is
+   * closed at once, so events after an end cannot be seen, let alone delivered.
+   */
   private deliver(event: SubscribeToShardEvent): boolean {
     const records = (event.Records ?? []).map((r) => kinesisRecordOf(this.shardId, r));
     const continuation = event.ContinuationSequenceNumber;
@@ -209,8 +222,19 @@ export class FanOutReader implements ShardRecordReader {
     else if (records.length > 0)
       this.position = { kind: 'AFTER', sequenceNumber: records[records.length - 1].sequenceNumber };
     this.events.records(records, event.MillisBehindLatest);
-    if (continuation) return false;
-    this.events.end(childShardNodes(event.ChildShards));
+    const children = childShardNodes(event.ChildShards);
+    if (continuation && children.length === 0) return false;
+    const strangers = children.filter((c) => !c.parents.includes(this.shardId));
+    if (strangers.length > 0)
+      this.events.error(
+        fanOutError(
+          'ContradictoryShardEnd',
+          `the last event of ${this.shardId} names children that do not name it as a parent (${strangers.map((c) => `${c.shardId} of ${c.parents.join('+') || 'no parent'}`).join(', ')})`,
+          'the shard is finished and its children are taken from ListShards instead; nothing to do unless this repeats (then report it to AWS support)',
+        ),
+        1,
+      );
+    this.events.end(strangers.length > 0 ? [] : children);
     return true;
   }
 

@@ -36,6 +36,7 @@ export const DEFAULT_FAN_OUT_SETTINGS: FanOutSettings = {
   maxBytesPerSecond: 2 * 1024 * 1024,
   recordsPerCall: 1000,
   idleEventMs: 1000,
+  shardEnd: 'noContinuation',
   subscribeIntervalMs: 1000,
   inUseWindowMs: 5000,
   activationMs: 500,

@@ -298,6 +298,28 @@ describe('the end of a shard', () => {
     expect(events.slice(0, -1).every((e) => e.ChildShards === undefined && e.ContinuationSequenceNumber)).toBe(true);
   });
 
+  it("in the reference's form (shardEnd 'continuation'): the last event carries the continuation beside ChildShards", async () => {
+    const { h1, h2 } = await setUp({ ...UNLIMITED, shardEnd: 'continuation' });
+    const s = await stream(h1);
+    const arn = await activeConsumer(h2, s.arn, 'split');
+    const sequence = await put(h1, s.name, 'before', 5);
+    const children = await splitShard(h1, s.name, SHARD0);
+    const events = await toShardEnd(h2, arn, SHARD0);
+    expect(dataOf(events)).toEqual(names('before', 0, 5));
+    const last = events.at(-1)!;
+    expect(last.ContinuationSequenceNumber).toBe(sequence.at(-1));
+    expect(last.ChildShards!.map((c) => c.ShardId).sort()).toEqual([...children].sort());
+    expect(events.slice(0, -1).every((e) => e.ChildShards === undefined && e.ContinuationSequenceNumber)).toBe(true);
+    // A closed shard with nothing read: the continuation is its ending sequence number.
+    const other = await stream(h1, 2);
+    const otherArn = await activeConsumer(h2, other.arn, 'merge');
+    await mergeShards(h1, other.name, SHARD0, SHARD1);
+    const empty = (await toShardEnd(h2, otherArn, SHARD1)).at(-1)!;
+    expect(empty.Records).toEqual([]);
+    expect(empty.ContinuationSequenceNumber).toMatch(/^\d+$/);
+    expect(empty.ChildShards).toHaveLength(1);
+  });
+
   it('after a merge: each parent ends with the merged child', async () => {
     const { h1, h2 } = await setUp();
     const s = await stream(h1, 2);

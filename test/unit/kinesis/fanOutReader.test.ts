@@ -115,15 +115,38 @@ describe('the fan-out reader', () => {
     expect(second.input.StartingPosition).toEqual({ Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '9' });
   });
 
-  it('ends the shard on the final event (ChildShards, no continuation), after its records, and subscribes no more', async () => {
+  it.each([
+    ['with the continuation the reference requires', '2'],
+    ['with no continuation', undefined],
+  ])(
+    'ends the shard on an event with ChildShards %s, after its records, and subscribes no more',
+    async (_, continuation) => {
+      const { clock, fake, told } = setUp();
+      await settle();
+      fake.last.open().push(
+        event(['1'], '1'),
+        event(['2'], continuation, { ChildShards: [{ ShardId: 's-1' }, { ShardId: 's-2' }], MillisBehindLatest: 300 }),
+        // Never read: the subscription is closed at the end.
+        event(['3'], '3'),
+      );
+      await clock.advance(10 * SUBSCRIBE_GAP_MS);
+      expect(told.records).toEqual([['1'], ['2']]);
+      expect(told.ends).toEqual([['s-1', 's-2']]);
+      expect(told.errors).toEqual([]);
+      expect(fake.subscribes).toHaveLength(1);
+      expect(fake.last.signal?.aborted).toBe(true);
+    },
+  );
+
+  it('reports an end whose children do not name the shard as a parent, and ends it with the children left to a listing', async () => {
     const { clock, fake, told } = setUp();
     await settle();
-    fake.last
-      .open()
-      .push(event(['1'], '1'), event(['2'], undefined, { ChildShards: [{ ShardId: 's-1' }, { ShardId: 's-2' }] }));
+    fake.last.open().push(event(['1'], '1', { ChildShards: [{ ShardId: 's-7', ParentShards: ['s-5', 's-6'] }] }));
     await clock.advance(10 * SUBSCRIBE_GAP_MS);
-    expect(told.records).toEqual([['1'], ['2']]);
-    expect(told.ends).toEqual([['s-1', 's-2']]);
+    expect(told.records).toEqual([['1']]);
+    expect(told.ends).toEqual([[]]);
+    expect(told.errors).toEqual([{ name: 'ContradictoryShardEnd', consecutive: 1 }]);
+    expect(told.problems[0]?.fix).toContain('ListShards');
     expect(fake.subscribes).toHaveLength(1);
   });
 
