@@ -29,8 +29,17 @@ import { kinesisRecordOf } from './records';
 import { backoffMs } from './shardReader';
 import { childShardNodes, type StreamRef } from './shards';
 
-/** Kinesis allows one SubscribeToShard per second per shard and consumer. */
-export const SUBSCRIBE_GAP_MS = 1_000;
+/**
+ * Kinesis allows one SubscribeToShard per second per shard and consumer, counted on the calls' arrival (and
+ * a server may count refused calls too). A call's arrival lies between its sending and its answer, so the
+ * next call goes out at least SUBSCRIBE_GAP_MS + up to SUBSCRIBE_JITTER_MS after the previous one was
+ * *answered* (opened or refused): arrivals are then more than a second apart whatever the latency does, with
+ * a margin for clocks, and readers of many shards do not fall into step.
+ */
+export const SUBSCRIBE_GAP_MS = 1_100;
+export const SUBSCRIBE_JITTER_MS = 200;
+/** Refusals for the call rate in a row before one is reported: the reader's own calls never draw one. */
+const LIMIT_REPORT_AFTER = 5;
 const ROOM_WAIT_MS = 50;
 /**
  * Kinesis sends an event every few seconds even when the shard has nothing new (its continuation moves
@@ -70,8 +79,12 @@ export class FanOutReader implements ShardRecordReader {
   private subscription: AbortController | undefined;
   private position: ReadPosition = { kind: 'TRIM_HORIZON' };
   private loop: Promise<void> | undefined;
-  private lastSubscribeAt = -Infinity;
+  /** When the previous SubscribeToShard was answered (opened, refused, or given up), and the gap before the next. */
+  private lastAnsweredAt = -Infinity;
+  private nextGap = SUBSCRIBE_GAP_MS;
   private failures = 0;
+  /** LimitExceeded refusals in a row: with the reader's own spacing only another caller can draw a run of them. */
+  private limitedInARow = 0;
   /** ResourceInUse refusals in a row: only a run of these says another application shares the consumer. */
   private inUseInARow = 0;
   private readonly pauses = new PauseGate();
@@ -147,10 +160,9 @@ export class FanOutReader implements ShardRecordReader {
     const { events, shardId } = this;
     const { kinesis, scheduler, stream, consumer } = this.options;
     const consumerArn = await consumer.arn(signal);
-    const gap = this.lastSubscribeAt + SUBSCRIBE_GAP_MS - scheduler.now();
+    const gap = this.lastAnsweredAt + this.nextGap - scheduler.now();
     if (gap > 0) await scheduler.sleep(gap, signal);
     if (signal.aborted) return false;
-    this.lastSubscribeAt = scheduler.now();
     const from = this.position;
     let response: SubscribeToShardCommandOutput;
     try {
@@ -171,6 +183,9 @@ export class FanOutReader implements ShardRecordReader {
           stream.streamArn ?? `stream ${stream.streamName}`,
         );
       throw err;
+    } finally {
+      this.lastAnsweredAt = scheduler.now();
+      this.nextGap = SUBSCRIBE_GAP_MS + Math.round(scheduler.random() * SUBSCRIBE_JITTER_MS);
     }
     if (!response.EventStream) throw new Error('SubscribeToShard answered without an event stream');
     events.subscription?.('opened');
@@ -192,6 +207,7 @@ export class FanOutReader implements ShardRecordReader {
         if (!event) throw errorMember(member as unknown as Record<string, unknown>);
         this.failures = 0;
         this.inUseInARow = 0;
+        this.limitedInARow = 0;
         if (this.deliver(event)) return true;
         // Not read further until there is room: what the server sends meanwhile waits in its flow-control window.
         if (!(await this.roomOrCancel(signal))) return false;
@@ -249,7 +265,9 @@ export class FanOutReader implements ShardRecordReader {
     this.failures += 1;
     const name = nameOf(err);
     this.inUseInARow = name === 'ResourceInUseException' ? this.inUseInARow + 1 : 0;
+    this.limitedInARow = name === 'LimitExceededException' ? this.limitedInARow + 1 : 0;
     // The previous owner's subscription is let go within seconds: wait at least that long, no report at first.
+    // Whatever the backoff, the next call also waits the subscribe gap after this one's answer (subscribeOnce).
     const delay = Math.max(
       name === 'ResourceInUseException' ? 2_000 : 0,
       backoffMs(this.failures, () => scheduler.random()),
@@ -274,6 +292,20 @@ export class FanOutReader implements ShardRecordReader {
             true,
           ),
           this.inUseInARow,
+        );
+    } else if (name === 'LimitExceededException') {
+      // SubscribeToShard's only rate limit is per consumer and shard, and the reader keeps its own calls
+      // apart: a run of refusals is someone else's calls (never a network problem, as the generic report says).
+      if (this.limitedInARow >= LIMIT_REPORT_AFTER)
+        events.error(
+          fanOutError(
+            'LimitExceededException',
+            `SubscribeToShard on ${shardId} was refused ${this.limitedInARow} times in a row for its rate (one call per second per consumer and shard), though this reader waits over ${SUBSCRIBE_GAP_MS / 1000} s between its calls`,
+            'another reader subscribes to this shard through the same consumer: if another application uses the same consumerName, give each application its own; retrying',
+            err,
+            true,
+          ),
+          this.limitedInARow,
         );
     } else events.error(err, this.failures);
     await scheduler.sleep(delay, this.stopped.signal);

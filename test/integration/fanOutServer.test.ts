@@ -351,6 +351,34 @@ describe('call limits', () => {
     expect(front.subscribeCalls.map((c) => c.outcome)).toEqual(['ok', 'LimitExceededException', 'ok', 'ok']);
   });
 
+  it('the interval on arrival times; with subscribeLimitCountsRefused a refused call starts it again', async () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (const counts of [false, true]) {
+      const { h1, h2, front } = await setUp({
+        ...UNLIMITED,
+        subscribeIntervalMs: 2_000,
+        subscribeLimitCountsRefused: counts,
+      });
+      const s = await stream(h1);
+      const arn = await activeConsumer(h2, s.arn, 'rate');
+      await subscribe(h2, arn, SHARD0, { Type: 'LATEST' });
+      await sleep(1_000);
+      expect((await rejection(subscribe(h2, arn, SHARD0, { Type: 'LATEST' }))).name).toBe('LimitExceededException');
+      // 2.5 s after the first call, 1.5 s after the refused one.
+      await sleep(1_500);
+      const third = subscribe(h2, arn, SHARD0, { Type: 'LATEST' });
+      if (counts) expect((await rejection(third)).name).toBe('LimitExceededException');
+      else await third;
+      const calls = front.subscribeCalls;
+      expect(calls.map((c) => c.outcome)).toEqual([
+        'ok',
+        'LimitExceededException',
+        counts ? 'LimitExceededException' : 'ok',
+      ]);
+      expect(calls.every((c) => c.arrivedAt <= c.at)).toBe(true);
+    }
+  });
+
   it('a second subscription within the in-use window: ResourceInUseException; after it, a take-over', async () => {
     const { h1, h2, front } = await setUp({ ...UNLIMITED, subscribeIntervalMs: 50, inUseWindowMs: 60_000 });
     const s = await stream(h1);

@@ -4,6 +4,7 @@ import {
   FanOutReader,
   SILENT_SUBSCRIPTION_MS,
   SUBSCRIBE_GAP_MS,
+  SUBSCRIBE_JITTER_MS,
   startingPosition,
 } from '../../../src/kinesis/fanOutReader';
 import type { ReadPosition, ShardReaderEvents } from '../../../src/kinesis/reader';
@@ -170,12 +171,12 @@ describe('the fan-out reader', () => {
     const { clock, fake, told } = setUp({ kind: 'AFTER', sequenceNumber: '5' });
     await settle();
     for (let n = 2; n <= 5; n += 1) {
-      fake.last.refuse(kinesisError('LimitExceededException'));
+      fake.last.refuse(kinesisError('InternalFailureException'));
       await nextSubscribe(clock, fake, n);
     }
     fake.last.refuse(kinesisError('ResourceInUseException'));
     await nextSubscribe(clock, fake, 6);
-    expect(told.errors.map((e) => e.name)).toEqual(Array(4).fill('LimitExceededException'));
+    expect(told.errors.map((e) => e.name)).toEqual(Array(4).fill('InternalFailureException'));
     for (let n = 7; n <= 10; n += 1) {
       fake.last.refuse(kinesisError('ResourceInUseException'));
       await nextSubscribe(clock, fake, n);
@@ -205,7 +206,8 @@ describe('the fan-out reader', () => {
     again.open().push(event(['3'], '3'));
     await settle();
     expect(told.records).toEqual([['1', '2'], ['3']]);
-    expect(told.errors).toEqual([{ name, consecutive: 1 }]);
+    // One refusal for the call rate is no news (a run of them is: see below).
+    expect(told.errors).toEqual(name === 'LimitExceededException' ? [] : [{ name, consecutive: 1 }]);
     expect(told.subscriptions).toContain('retried');
   });
 
@@ -314,13 +316,73 @@ describe('the fan-out reader', () => {
     expect(told.errors).toEqual([]);
   });
 
-  it('subscribes at most once a second per shard', async () => {
+  it('subscribes again only SUBSCRIBE_GAP_MS plus jitter after the previous call was answered, not sent', async () => {
     const { clock, fake } = setUp();
     await settle();
+    // Answered 400 ms after it was sent.
+    await clock.advance(400);
     fake.last.open().end();
-    await clock.advance(SUBSCRIBE_GAP_MS - 1);
+    // ManualClock.random() is 0.5: half the jitter.
+    const gap = SUBSCRIBE_GAP_MS + SUBSCRIBE_JITTER_MS / 2;
+    expect(gap).toBeGreaterThanOrEqual(1_100);
+    await clock.advance(gap - 1);
     expect(fake.subscribes).toHaveLength(1);
     await clock.advance(1);
     expect(fake.subscribes).toHaveLength(2);
+  });
+
+  it("keeps its calls' arrivals over a second apart whatever the latency: a server counting arrivals, refused ones too, refuses none", async () => {
+    const { clock, fake, told, reader } = setUp();
+    // Each call's trip to the server and back takes 10..300 ms, differently from call to call (seeded).
+    let seed = 17;
+    const latency = () => 10 + ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % 290);
+    const sentAt: number[] = [];
+    const send = fake.client.send.bind(fake.client) as (...args: unknown[]) => unknown;
+    Object.assign(fake.client, {
+      send: (...args: unknown[]) => {
+        sentAt.push(clock.now());
+        return send(...args);
+      },
+    });
+    let lastArrival = -Infinity;
+    let refused = 0;
+    for (let n = 1; n <= 40; n += 1) {
+      for (let i = 0; i < 1_000 && fake.subscribes.length < n; i += 1) await clock.advance(10);
+      expect(fake.subscribes).toHaveLength(n);
+      const [up, down] = [latency(), latency()];
+      const arrival = sentAt[n - 1] + up;
+      await clock.advance(Math.max(0, arrival + down - clock.now()));
+      // AWS's rule, on arrival times; this server counts a refused call as a call.
+      const tooSoon = arrival - lastArrival < 1_000;
+      lastArrival = arrival;
+      if (tooSoon) {
+        refused += 1;
+        fake.last.refuse(kinesisError('LimitExceededException', 'Rate exceeded for consumer and shard'));
+      } else fake.last.open().end();
+    }
+    expect(refused).toBe(0);
+    expect(told.errors).toEqual([]);
+    await reader.stop();
+  });
+
+  it('reports a run of LimitExceeded refusals (another caller on the same consumer and shard) as that, never as a network problem', async () => {
+    const { clock, fake, told } = setUp();
+    await settle();
+    for (let n = 2; n <= 5; n += 1) {
+      fake.last.refuse(kinesisError('LimitExceededException'));
+      await nextSubscribe(clock, fake, n);
+    }
+    expect(told.errors).toEqual([]);
+    fake.last.refuse(kinesisError('LimitExceededException'));
+    await nextSubscribe(clock, fake, 6);
+    expect(told.errors).toEqual([{ name: 'LimitExceededException', consecutive: 5 }]);
+    const problem = told.problems[0];
+    expect(problem.fix).toContain('same consumerName');
+    expect(problem.fix).not.toContain('network');
+    expect(told.logs.filter(([, m]) => m.includes('network'))).toEqual([]);
+    // A subscription that opens ends the run.
+    fake.last.open().push(event(['1'], '1'));
+    await settle();
+    expect(told.records).toEqual([['1']]);
   });
 });
