@@ -53,7 +53,8 @@ export interface FanOutReaderOptions {
   kinesis: KinesisApi;
   scheduler: Scheduler;
   stream: StreamRef;
-  consumer: Pick<StreamConsumer, 'arn' | 'forget'>;
+  /** `state` tells a consumer not ACTIVE from another subscription; without it (a test's fake) refusals are taken for the latter. */
+  consumer: Pick<StreamConsumer, 'arn' | 'forget'> & Partial<Pick<StreamConsumer, 'state'>>;
 }
 
 /** Fan-out readers for every shard of `options.stream`. */
@@ -259,6 +260,23 @@ export class FanOutReader implements ShardRecordReader {
     return p.kind === 'AFTER' ? `after ${p.sequenceNumber}` : `from ${p.kind}`;
   }
 
+  /**
+   * After ResourceInUse refusals in a row: whether the consumer is not ACTIVE (SubscribeToShard's
+   * ResourceInUseException also means that). Unknown (the describe failed) counts as ACTIVE: the refusals are
+   * then taken for another subscription, as before.
+   */
+  private async consumerNotActive(): Promise<boolean> {
+    const describe = this.options.consumer.state;
+    if (!describe) return false;
+    const state = await untilAbortedValue(describe.call(this.options.consumer), this.stopped.signal);
+    if (state === undefined || state === 'ACTIVE') return false;
+    this.events.log(
+      LogLevel.Warn,
+      `subscription to ${this.shardId} refused with ResourceInUse: the consumer is ${state === 'GONE' ? 'gone' : state}, not another subscription; asking for it again`,
+    );
+    return true;
+  }
+
   private async failed(err: unknown): Promise<void> {
     const { events, shardId } = this;
     const { scheduler, consumer } = this.options;
@@ -281,6 +299,12 @@ export class FanOutReader implements ShardRecordReader {
       // The shard, the stream or the consumer: the listing decides about the first two; the ARN is asked again.
       consumer.forget();
       await untilAborted(events.notFound(err, this.failures), this.stopped.signal);
+    } else if (name === 'ResourceInUseException' && this.inUseInARow >= 2 && (await this.consumerNotActive())) {
+      // Not another subscription: the consumer is being deleted (or created, updated). Its ARN is asked for
+      // again, which waits for it to be ACTIVE, registers it again once a deleted one is gone (spout-managed),
+      // and reports a consumer being deregistered as that.
+      this.inUseInARow = 0;
+      consumer.forget();
     } else if (name === 'ResourceInUseException') {
       if (this.inUseInARow >= 5)
         events.error(
@@ -319,6 +343,21 @@ function silentError(shardId: string): Error {
     ),
     { name: 'SilentSubscription' },
   );
+}
+
+/** `work`'s value; undefined if it fails or `signal` aborts first. */
+function untilAbortedValue<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(undefined);
+    const aborted = () => resolve(undefined);
+    signal.addEventListener('abort', aborted, { once: true });
+    work
+      .then(
+        (value) => resolve(value),
+        () => resolve(undefined),
+      )
+      .finally(() => signal.removeEventListener('abort', aborted));
+  });
 }
 
 /** An error member of the event stream (the SDK usually throws these; some protocols hand them as events). */

@@ -1,4 +1,5 @@
 import type { LogLevel } from '../../../src/core/log';
+import type { ConsumerState } from '../../../src/kinesis/consumer';
 import { kinesisProblem, type KinesisProblem } from '../../../src/kinesis/errors';
 import {
   FanOutReader,
@@ -28,7 +29,7 @@ function setUp(from: ReadPosition = { kind: 'TRIM_HORIZON' }, room = 100) {
   const clock = new ManualClock();
   const fake = new FakeSubscriptions();
   const told: Told = { records: [], ends: [], notFound: [], errors: [], subscriptions: [], logs: [], problems: [] };
-  const state = { room, forgotten: 0 };
+  const state = { room, forgotten: 0, consumer: 'ACTIVE' as ConsumerState, described: 0 };
   const events: ShardReaderEvents = {
     records: (records) => told.records.push(records.map((r) => r.sequenceNumber)),
     end: (children) => told.ends.push(children.map((c) => c.shardId)),
@@ -49,6 +50,10 @@ function setUp(from: ReadPosition = { kind: 'TRIM_HORIZON' }, room = 100) {
     arn: () => Promise.resolve(CONSUMER_ARN),
     forget: () => {
       state.forgotten += 1;
+    },
+    state: () => {
+      state.described += 1;
+      return Promise.resolve(state.consumer);
     },
   };
   const reader = new FanOutReader({ kinesis: fake.client, scheduler: clock, stream: STREAM, consumer }, 's-0', events);
@@ -165,6 +170,45 @@ describe('the fan-out reader', () => {
     }
     expect(told.errors).toEqual([{ name: 'ResourceInUseException', consecutive: 5 }]);
     expect(told.subscriptions).toEqual(['retried', 'retried', 'retried', 'retried', 'retried']);
+  });
+
+  it.each<ConsumerState>(['DELETING', 'CREATING', 'GONE'])(
+    'takes ResourceInUse refusals from a consumer %s for that (asks for the consumer again), never for another application',
+    async (status) => {
+      const { clock, fake, told, state } = setUp({ kind: 'AFTER', sequenceNumber: '5' });
+      state.consumer = status;
+      await settle();
+      for (let n = 2; n <= 8; n += 1) {
+        fake.last.refuse(kinesisError('ResourceInUseException', 'Consumer is not ACTIVE'));
+        await nextSubscribe(clock, fake, n);
+      }
+      expect(told.problems.filter((p) => p.fix.includes('consumerName'))).toEqual([]);
+      expect(told.errors).toEqual([]);
+      // From the second refusal in a row on: the consumer described, its ARN asked for again.
+      expect(state.described).toBeGreaterThanOrEqual(1);
+      expect(state.forgotten).toBeGreaterThanOrEqual(3);
+      expect(told.logs.some(([, m]) => m.includes(`the consumer is ${status === 'GONE' ? 'gone' : status}`))).toBe(
+        true,
+      );
+      // Once ACTIVE again, the subscription opens and reads on from where it was.
+      state.consumer = 'ACTIVE';
+      fake.last.open().push(event(['6'], '6'));
+      await settle();
+      expect(fake.last.input.StartingPosition).toEqual({ Type: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: '5' });
+      expect(told.records).toEqual([['6']]);
+    },
+  );
+
+  it('describes the consumer only from the second ResourceInUse in a row: the first is the previous owner', async () => {
+    const { clock, fake, state } = setUp({ kind: 'AFTER', sequenceNumber: '5' });
+    await settle();
+    fake.last.refuse(kinesisError('ResourceInUseException'));
+    await nextSubscribe(clock, fake, 2);
+    expect(state.described).toBe(0);
+    fake.last.refuse(kinesisError('ResourceInUseException'));
+    await nextSubscribe(clock, fake, 3);
+    expect(state.described).toBe(1);
+    expect(state.forgotten).toBe(0);
   });
 
   it('does not take other failures before ResourceInUse for a consumer shared with another application', async () => {
