@@ -375,6 +375,21 @@ describe('the fan-out reader', () => {
     expect(fake.subscribes).toHaveLength(2);
   });
 
+  it('retries a refused call no sooner than the gap after the refusal, though the first backoffs are shorter', async () => {
+    const { clock, fake } = setUp();
+    await settle();
+    for (let n = 2; n <= 4; n += 1) {
+      // Refused 300 ms after it was sent.
+      await clock.advance(300);
+      const refusedAt = clock.now();
+      fake.last.refuse(kinesisError('InternalFailureException'));
+      for (let i = 0; i < 1_000 && fake.subscribes.length < n; i += 1) await clock.advance(5);
+      expect(fake.subscribes).toHaveLength(n);
+      // The one-per-second rule, and a margin.
+      expect(clock.now() - refusedAt).toBeGreaterThanOrEqual(1_100);
+    }
+  });
+
   it("keeps its calls' arrivals over a second apart whatever the latency: a server counting arrivals, refused ones too, refuses none", async () => {
     const { clock, fake, told, reader } = setUp();
     // Each call's trip to the server and back takes 10..300 ms, differently from call to call (seeded).
