@@ -2,8 +2,9 @@
  * Reads one shard through enhanced fan-out: a SubscribeToShard subscription pushes its events over HTTP/2;
  * when it ends (its lifetime, 5 minutes on AWS) the next one starts after the last ContinuationSequenceNumber,
  * so nothing is skipped or read twice. The final event of a closed shard (non-empty ChildShards, with or
- * without a continuation) ends the shard. While the memory caps leave no room the event stream is not read at all, so HTTP/2 flow
- * control stops the server. No error ends a reader: each is retried with backoff from the last event.
+ * without a continuation) ends the shard. While the memory caps leave no room the event stream is not read
+ * at all, so HTTP/2 flow control stops the server. No error ends a reader: each is retried with backoff from
+ * the last event.
  */
 import {
   SubscribeToShardCommand,
