@@ -6,7 +6,7 @@
  *
  * `--kinesis` fronts an emulator already running (docs/try-it.md's) instead of starting one; `--port` listens
  * there instead of on a free port. Any setting of the front (test/helpers/fanOutServer.ts, DEFAULT_FAN_OUT_SETTINGS) can be given as
- * `--<setting>=<number>`. It prints the endpoint: the spout's `endpoint` with `readMode: "fanOut"` (and any
+ * `--<setting>=<number>` (`--shardEnd=continuation` for the last event's other form). It prints the endpoint: the spout's `endpoint` with `readMode: "fanOut"` (and any
  * Kinesis client: HTTP/2 for SubscribeToShard, HTTP/1.1 or HTTP/2 for everything else).
  */
 import { createStream, kinesisClient } from '../test/helpers/kinesisAdmin';
@@ -44,10 +44,14 @@ function parse(args: string[]): Options {
     } else if (key === 'port') {
       port = Number(value);
       if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`--port: ${value} is not a port`);
+    } else if (key === 'shardEnd') {
+      if (value !== 'noContinuation' && value !== 'continuation')
+        throw new Error(`--shardEnd: ${value} is not noContinuation or continuation`);
+      settings.shardEnd = value;
     } else if (key in DEFAULT_FAN_OUT_SETTINGS) {
       const n = Number(value);
       if (!Number.isFinite(n) || n < 0) throw new Error(`--${key}: ${value} is not a number >= 0`);
-      settings[key as keyof FanOutSettings] = n;
+      (settings as Record<string, number>)[key] = n;
     } else {
       throw new Error(
         `--${key}: not a setting; one of kinesis, port, streams, ${Object.keys(DEFAULT_FAN_OUT_SETTINGS).join(', ')}`,

@@ -36,7 +36,9 @@ export const DEFAULT_FAN_OUT_SETTINGS: FanOutSettings = {
   maxBytesPerSecond: 2 * 1024 * 1024,
   recordsPerCall: 1000,
   idleEventMs: 1000,
+  shardEnd: 'noContinuation',
   subscribeIntervalMs: 1000,
+  subscribeLimitCountsRefused: false,
   inUseWindowMs: 5000,
   activationMs: 500,
   deletionMs: 500,
@@ -165,6 +167,8 @@ export async function startFanOutServer(
     session.on('error', () => session.destroy());
   });
   h2.on('stream', (stream: ServerHttp2Stream, headers: Http2Headers) => {
+    // The call's arrival, for the rate limit: its headers, before its body is read.
+    const arrivedAt = performance.now();
     stream.on('error', () => stream.destroy());
     void (async () => {
       const raw = await readAll(stream);
@@ -173,7 +177,7 @@ export async function startFanOutServer(
         requests.set('h2 SubscribeToShard', (requests.get('h2 SubscribeToShard') ?? 0) + 1);
         const requestId = `fanout-${++requestCounter}`;
         try {
-          await subscriptions.subscribe(stream, parseJson(raw), requestId);
+          await subscriptions.subscribe(stream, parseJson(raw), requestId, arrivedAt);
         } catch (err) {
           send(stream, errorAnswer(err, requestId));
         }
