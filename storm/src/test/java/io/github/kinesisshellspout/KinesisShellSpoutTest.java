@@ -129,16 +129,16 @@ class KinesisShellSpoutTest {
 
     @Test
     void withARecordAgeLimitDeadLettersAlsoCarryTheirReasonAndAge() {
-        KinesisShellSpout spout = KinesisShellSpout.builder().streamName("s").region("r").outputFields("data")
+        KinesisShellSpout spout = KinesisShellSpout.builder().streamName("s").region("us-east-1").outputFields("data")
             .deadLetters("dead").maxRecordAgeMs(60_000).build();
         assertEquals(60_000L, ((Map<?, ?>) spout.getComponentConfiguration().get("kinesis.spout")).get("maxRecordAgeMs"));
         assertEquals(Map.of("default", List.of("data"), "dead", List.of("data", "attempts", "lastFailureTime", "reason", "ageMs")),
             declared(spout));
         // Too old records only skipped: no dead-letter stream to declare.
         assertEquals(Map.of("default", List.of("data")),
-            declared(KinesisShellSpout.builder().streamName("s").region("r").outputFields("data").maxRecordAgeMs(60_000).build()));
+            declared(KinesisShellSpout.builder().streamName("s").region("us-east-1").outputFields("data").maxRecordAgeMs(60_000).build()));
         assertThrows(IllegalArgumentException.class,
-            () -> KinesisShellSpout.builder().streamName("s").region("r").maxRecordAgeMs(999).build());
+            () -> KinesisShellSpout.builder().streamName("s").region("us-east-1").maxRecordAgeMs(999).build());
     }
 
     @Test
