@@ -6,7 +6,7 @@
  *   it were acked (or given up after their retries); on restart it seeks AFTER_SEQUENCE_NUMBER that number.
  *   A sibling `shardList` node (`{"shardList":[...]}`) exists while the topology is active: its deactivate
  *   deletes it. No ephemeral node, no mark of a finished shard.
- * Apache Storm's storm-kinesis (1.1 to 2.4): `/<zkNode>/<streamName>/<shardId>` holds json-simple's
+ * Apache Storm's storm-kinesis (1.1 to 2.5): `/<zkNode>/<streamName>/<shardId>` holds json-simple's
  *   `{"committedSequenceNumber":"<sequence number>"}`, the highest acked record with nothing unacked below it;
  *   on restart it seeks AFTER_SEQUENCE_NUMBER that number. No topology name in the path, no ephemeral node,
  *   no mark of a finished shard.
@@ -105,7 +105,7 @@ export async function readSourceState(zk: ZooKeeper, location: SourceLocation): 
       if (seq === undefined) withoutPosition.add(child);
       else positions.set(child, seq);
     } catch (err) {
-      unreadable.set(child, `${nodePath}: ${describeError(err)}`);
+      unreadable.set(child, `${nodePath}: ${err instanceof Error ? err.message : describeError(err)}`);
     }
   }
   return { path, positions, withoutPosition, unreadable, notes };

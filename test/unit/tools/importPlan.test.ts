@@ -5,7 +5,8 @@ import { importOps } from '../../../src/coordination/importOps';
 import { startPositions, type Bootstrap, type Position } from '../../../src/core/position';
 import type { ShardNode } from '../../../src/core/shard';
 import { planImport, type ImportFacts, type ImportPlan } from '../../../src/tools/importPlan';
-import { parseSourceNode, sourcePath } from '../../../src/tools/importSource';
+import type { ZooKeeper } from '../../../src/coordination/zooKeeper';
+import { parseSourceNode, readSourceState, sourcePath } from '../../../src/tools/importSource';
 
 const NOW = Date.parse('2026-12-07T01:30:00Z');
 const node = (shardId: string, parents: string[] = [], closed = false): ShardNode => ({ shardId, parents, closed });
@@ -276,5 +277,53 @@ describe('planImport, for any stream history and state', () => {
         expect(again.createBootstrap).toBeUndefined();
       }),
     );
+  });
+});
+
+describe('readSourceState', () => {
+  /** The nodes of a source as paths to contents: enough of ZooKeeper for a reader of it. */
+  function zooKeeper(nodes: Record<string, string>) {
+    const data = (path: string) => (path in nodes ? { data: Buffer.from(nodes[path]), version: 0 } : undefined);
+    return {
+      getData: async (path: string) =>
+        data(path) ??
+        (Object.keys(nodes).some((p) => p.startsWith(`${path}/`)) ? { data: Buffer.alloc(0), version: 0 } : undefined),
+      getChildren: async (path: string) => [
+        ...new Set(
+          Object.keys(nodes)
+            .filter((p) => p.startsWith(`${path}/`))
+            .map((p) => p.slice(path.length + 1).split('/')[0]),
+        ),
+      ],
+    } as unknown as ZooKeeper;
+  }
+  const where = { from: 'awslabs-storm-spout', root: 'kinesis_storm_spout', topology: 't', stream: 's' } as const;
+
+  it('reads the awslabs layout: positions, a shard with an empty checkpoint, the shardList of a live topology', async () => {
+    const state = await readSourceState(
+      zooKeeper({
+        '/kinesis_storm_spout/t/s/shardList': '{"shardList":["shardId-000000000000","shardId-000000000001"]}',
+        '/kinesis_storm_spout/t/s/shardId-000000000000/state': '{"checkpoint":"123"}',
+        '/kinesis_storm_spout/t/s/shardId-000000000001/state': '{"checkpoint":""}',
+      }),
+      where,
+    );
+    expect(state).toMatchObject({
+      path: '/kinesis_storm_spout/t/s',
+      positions: new Map([['shardId-000000000000', '123']]),
+      withoutPosition: new Set(['shardId-000000000001']),
+      unreadable: new Map(),
+    });
+    expect(state!.notes[0]).toContain('/kinesis_storm_spout/t/s/shardList exists');
+  });
+
+  it('names a node it cannot read, and says when there is no state at all', async () => {
+    const state = await readSourceState(zooKeeper({ '/c/s/shardId-000000000000': '{"committedSequenceNumber":12}' }), {
+      from: 'storm-kinesis',
+      root: 'c',
+      stream: 's',
+    });
+    expect(state!.unreadable.get('shardId-000000000000')).toContain('/c/s/shardId-000000000000: expected');
+    expect(await readSourceState(zooKeeper({}), where)).toBeUndefined();
   });
 });
