@@ -9,10 +9,11 @@ import { ZkSession } from '../coordination/zk';
 import type { ZooKeeper } from '../coordination/zooKeeper';
 import type { Position } from '../core/position';
 import { describeError } from '../errors';
+import { shardIteratorAt } from '../kinesis/iterators';
 import { describeStream, listShards } from '../kinesis/shards';
-import { connectApplication, readToolConfig, selectStreams } from './application';
+import { type Application, connectApplication, readToolConfig, selectStreams } from './application';
 import { ExitCode, ToolError } from './exitCodes';
-import { planImport, writes, type ImportFacts } from './importPlan';
+import { type ImportFacts, type ImportLine, planImport, writes } from './importPlan';
 import { readSourceState, sourcePath, type SourceLocation } from './importSource';
 import { renderImportPlan } from './importView';
 import type { ToolIo } from './io';
@@ -53,6 +54,32 @@ async function readSource(location: SourceLocation, connect: string) {
     return state;
   } finally {
     zk.close();
+  }
+}
+
+/**
+ * Kinesis says whether each imported sequence number is one of its shard's: a source read from another
+ * stream (shard ids repeat across streams) is refused here, not by every spout task at its first read.
+ */
+async function checkPositions(
+  app: Pick<Application, 'kinesis' | 'stream'>,
+  lines: readonly ImportLine[],
+  sourceStream: string,
+): Promise<void> {
+  for (const line of lines) {
+    if (line.to?.kind !== 'AFTER') continue;
+    try {
+      await shardIteratorAt(app.kinesis, app.stream, line.shardId, line.to);
+    } catch (err) {
+      // Kinesis says InvalidArgumentException; emulators may say ResourceNotFoundException (the stream was just listed).
+      const name = (err as { name?: string })?.name;
+      if (name !== 'InvalidArgumentException' && name !== 'ResourceNotFoundException') throw err;
+      throw new ToolError(
+        ExitCode.Usage,
+        `${line.shardId}: Kinesis refuses ${line.to.sequenceNumber} as a position in it (${describeError(err)}); ` +
+          `was stream ${sourceStream} of the source the one ${app.stream.streamName} is? (--source-stream); nothing written`,
+      );
+    }
   }
 }
 
@@ -103,6 +130,7 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
       io.out('nothing to write');
       return ExitCode.Ok;
     }
+    await checkPositions(app, toWrite, location.stream);
     if (options.dryRun) {
       io.out(`dry run: nothing written (${toWrite.length} checkpoint(s) would be)`);
       return ExitCode.Ok;

@@ -259,6 +259,32 @@ test('refused while a task of the application holds a lease: named, nothing writ
   });
 });
 
+test('refuses a position Kinesis does not have in that shard (a source of another stream): nothing written', async () => {
+  const { inspector, zk, client } = suite.services;
+  const app = uniqueName('app');
+  const stream = uniqueName('stream');
+  await createStream(client, stream, 2);
+  const put = await putRecords(client, stream, records(20, 'r'));
+  const [a, b] = [...new Set(put.map((r) => r.shardId))].sort();
+  const ofB = put.find((r) => r.shardId === b)!.sequenceNumber;
+  await writeSourceNodes(inspector, 'storm-kinesis', `/other/${stream}`, { [a]: ofB });
+  const run = await runTool([
+    'import',
+    '--from',
+    'storm-kinesis',
+    '--source-zookeeper',
+    zk.connectString,
+    '--source-root',
+    'other',
+    '--config',
+    configFile(stream, app),
+    '--yes',
+  ]);
+  expect(run.stderr).toContain(`${a}: Kinesis refuses ${ofB} as a position in it`);
+  expect(run.code).toBe(2);
+  expect(await inspector.getData(`/it/${app}`)).toBeUndefined();
+});
+
 test('all or nothing: a checkpoint written between the plan and the answer fails the whole transaction', async () => {
   const { inspector, zk } = suite.services;
   process.env.AWS_ACCESS_KEY_ID ??= 'test';
