@@ -199,6 +199,12 @@ test.each(SOURCES)(
       expect(dry.stdout).toContain(`${shard}: no source position -> TRIM_HORIZON [write`);
     expect(dry.stdout).toContain('dry run: nothing written (5 checkpoint(s) would be)');
 
+    // No terminal to ask on and no --yes: refused, even with "yes" piped in.
+    const piped = await runTool(importArgs, { stdin: 'yes\n' });
+    expect(piped.code).toBe(5);
+    expect(piped.stderr).toContain('not a terminal, so nobody to ask: pass --yes to write; nothing written');
+    expect(await inspector.getData(`/it/${app}`)).toBeUndefined();
+
     const run = await runTool([...importArgs, '--yes']);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('written: 5 checkpoint(s) and the bootstrap.');
