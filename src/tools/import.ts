@@ -90,10 +90,11 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
     const location: SourceLocation = { ...options.source, stream: options.source.stream ?? app.stream.streamName };
     const source = await readSource(location, options.source.zookeeper);
     const { store } = app;
-    const [identity, listing, finished, leases, recorded] = await Promise.all([
+    const [identity, listing, finished, ended, leases, recorded] = await Promise.all([
       describeStream(app.kinesis, app.stream),
       listShards(app.kinesis, app.stream),
       store.finishedShards(),
+      store.endedShards(),
       store.leases(),
       store.checkpointedShards(),
     ]);
@@ -111,7 +112,7 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
       });
       if (checkpoint) checkpoints.set(shardId, checkpoint);
     }
-    const facts: ImportFacts = { listing, checkpoints, finished, leases, bootstrap: app.bootstrap, identity };
+    const facts: ImportFacts = { listing, checkpoints, finished, ended, leases, bootstrap: app.bootstrap, identity };
     const plan = planImport(facts, source, {
       overwrite: options.overwrite,
       nowMs: io.now(),

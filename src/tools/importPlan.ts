@@ -8,7 +8,8 @@
  * Nothing is marked finished: neither source marks a shard finished, and the listing cannot prove that a
  * stored position is a closed shard's last record; the spout proves it with one GetRecords (no next
  * iterator, invariant 8) and only then are the children read, so parents first holds as always.
- * A checkpoint this application already has is never moved unless `overwrite`, and never off SHARD_END.
+ * A checkpoint this application already has is never moved unless `overwrite`, and never off SHARD_END (nor
+ * off an ended shard's: its children may be read already).
  */
 import { compareAfter, describePosition, type Bootstrap, type Position, startPositions } from '../core/position';
 import type { InitialPosition } from '../core/position';
@@ -20,6 +21,8 @@ export interface ImportFacts {
   /** This application's checkpoints, with the version read (compare-and-set). */
   checkpoints: ReadonlyMap<string, { position: Position; version: number }>;
   finished: ReadonlySet<string>;
+  /** Shards every record of which was emitted (ordering parents-emitted): their children may be read already. */
+  ended: ReadonlySet<string>;
   /** Lease holder by shard. */
   leases: ReadonlyMap<string, string>;
   /** Undefined when the application never started: the import creates it. */
@@ -121,13 +124,14 @@ export function planImport(
       lines.push({ shardId, sourceAfter: seq, action: 'already imported', to, existing, why: 'already imported' });
       continue;
     }
-    if (existing && (!options.overwrite || existing.position.kind === 'SHARD_END' || seq === undefined)) {
-      const why =
-        existing.position.kind === 'SHARD_END'
-          ? 'finished here (SHARD_END): the import never reopens a shard; use reset'
-          : seq === undefined
-            ? 'has a checkpoint: a descendant keeps it'
-            : 'has a checkpoint: kept (--overwrite replaces it)';
+    // An ended shard (ordering parents-emitted) may have children read already: moving it back breaks their order.
+    const done = existing?.position.kind === 'SHARD_END' || facts.ended.has(shardId);
+    if (existing && (!options.overwrite || done || seq === undefined)) {
+      const why = done
+        ? `${existing.position.kind === 'SHARD_END' ? 'finished (SHARD_END)' : 'every record emitted (ended)'} here: the import never reopens a shard; use reset`
+        : seq === undefined
+          ? 'has a checkpoint: a descendant keeps it'
+          : 'has a checkpoint: kept (--overwrite replaces it)';
       lines.push({ shardId, sourceAfter: seq, action: 'kept', to, existing, why });
       continue;
     }

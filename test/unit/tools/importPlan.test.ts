@@ -18,6 +18,7 @@ function facts(listing: ShardNode[], overrides: Partial<ImportFacts> = {}): Impo
     listing,
     checkpoints: new Map(),
     finished: new Set(),
+    ended: new Set(),
     leases: new Map(),
     bootstrap: undefined,
     identity: { streamArn: 'arn:aws:kinesis:us-east-1:000000000000:stream/s', createdMs: 1 },
@@ -82,6 +83,11 @@ describe('planImport', () => {
     expect(actions(planImport(f, s, OPTIONS))).toMatchObject({ p: 'already imported', c: 'kept', a: 'kept' });
     const overwritten = planImport(f, s, { ...OPTIONS, overwrite: true });
     expect(actions(overwritten)).toMatchObject({ p: 'already imported', c: 'write', a: 'kept' });
+    const ended = planImport({ ...f, ended: new Set(['c']) }, s, { ...OPTIONS, overwrite: true });
+    expect(ended.lines.find((l) => l.shardId === 'c')).toMatchObject({
+      action: 'kept',
+      why: expect.stringContaining('ended'),
+    });
     expect(overwritten.lines.find((l) => l.shardId === 'c')).toMatchObject({
       to: after('200'),
       existing: { version: 7 },
@@ -148,6 +154,7 @@ const world = fc
         source: fc.constantFrom('none', 'position', 'empty'),
         here: fc.constantFrom('none', 'same', 'other', 'end'),
         seq: fc.bigInt({ min: 1n, max: 10n ** 30n }),
+        ended: fc.boolean(),
       }),
       { minLength: 16, maxLength: 16 },
     ),
@@ -181,6 +188,7 @@ const world = fc
     const empty: string[] = [];
     const checkpoints = new Map<string, { position: Position; version: number }>();
     const finished = new Set<string>();
+    const ended = new Set<string>();
     shards.forEach((s, i) => {
       const state = w.states[i % w.states.length];
       if (state.source === 'position') positions[s.shardId] = String(state.seq);
@@ -193,11 +201,13 @@ const world = fc
         checkpoints.set(s.shardId, { position: { kind: 'SHARD_END' }, version: i });
         finished.add(s.shardId);
       }
+      if (state.ended && s.closed) ended.add(s.shardId);
     });
     const listing = shards.filter((s) => !expired.has(s.shardId));
     const f = facts(listing, {
       checkpoints,
       finished,
+      ended,
       bootstrap: w.bootstrapped
         ? ({
             v: 1,
@@ -223,6 +233,7 @@ describe('planImport, for any stream history and state', () => {
           if (existing) {
             expect(w.overwrite).toBe(true);
             expect(existing.position.kind).not.toBe('SHARD_END');
+            expect(w.facts.ended.has(line.shardId)).toBe(false);
             expect(line.existing?.version).toBe(existing.version);
           }
         }
