@@ -15,7 +15,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { checkpointValue } from '../../src/coordination/storedValues';
-import type { ZkSession } from '../../src/coordination/zk';
+import { digestId, isCreatorOnly } from '../../src/coordination/acl';
+import { ZkSession } from '../../src/coordination/zk';
 import { runImport } from '../../src/tools/import';
 import type { ToolIo } from '../../src/tools/io';
 import { readJson, spoutConf, spoutSuite, stateBase, uniqueName, waitFor } from '../helpers/fixture';
@@ -289,6 +290,53 @@ test('refuses a position Kinesis does not have in that shard (a source of anothe
   expect(run.stderr).toContain(`${a}: Kinesis refuses ${ofB} as a position in it`);
   expect(run.code).toBe(2);
   expect(await inspector.getData(`/it/${app}`)).toBeUndefined();
+});
+
+test("with ZooKeeper credentials, every node the import creates is the spout's own: creator-only", async () => {
+  const { inspector, zk, client } = suite.services;
+  const payload = 'etl:import-secret';
+  const app = uniqueName('app');
+  const stream = uniqueName('stream');
+  const root = `/${uniqueName('secured')}`;
+  await createStream(client, stream, 1);
+  const put = await putRecords(client, stream, records(4, 'r'));
+  await writeSourceNodes(inspector, 'storm-kinesis', `/acl/${stream}`, { [put[0].shardId]: put[1].sequenceNumber });
+  const config = configFile(stream, app, {
+    zookeeper: { connect: zk.connectString, sessionTimeoutMs: 4_000, root, auth: { scheme: 'digest', payload } },
+  });
+  const run = await runTool([
+    'import',
+    '--from',
+    'storm-kinesis',
+    '--source-zookeeper',
+    zk.connectString,
+    '--source-root',
+    '/acl',
+    '--config',
+    config,
+    '--yes',
+  ]);
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  const trusted = await ZkSession.connect({
+    connect: zk.connectString,
+    sessionTimeoutMs: 10_000,
+    auth: { scheme: 'digest', payload },
+  });
+  try {
+    const base = `${root}/${app}/${stream}`;
+    for (const path of [
+      `${root}/${app}`,
+      base,
+      `${base}/bootstrap`,
+      `${base}/checkpoints`,
+      `${base}/checkpoints/${put[0].shardId}`,
+    ])
+      expect([path, isCreatorOnly((await trusted.getACL(path)) ?? [], digestId(payload))]).toEqual([path, true]);
+    await expect(inspector.getData(`${base}/bootstrap`)).rejects.toThrow(/NO_AUTH/);
+  } finally {
+    trusted.close();
+  }
 });
 
 test('all or nothing: a checkpoint written between the plan and the answer fails the whole transaction', async () => {
