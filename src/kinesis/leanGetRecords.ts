@@ -107,7 +107,8 @@ export function routeOf(request: unknown): GetRecordsRoute | undefined {
   if (!r.hostname || !host || !scope || !r.headers?.authorization?.startsWith('AWS4-HMAC-SHA256 ')) return undefined;
   return {
     protocol: r.protocol,
-    hostname: r.hostname,
+    // `[::1]` as the URL writes it; Node's request takes the address alone (as the SDK's handler passes it).
+    hostname: r.hostname.startsWith('[') && r.hostname.endsWith(']') ? r.hostname.slice(1, -1) : r.hostname,
     port: r.port,
     host,
     path: r.path,

@@ -10,7 +10,7 @@ import { Sha256 } from '@smithy/core/checksum';
 import { HttpRequest } from '@smithy/core/protocols';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { sharedAgents, sharedRequestHandler } from '../../../src/kinesis/client';
-import { readGetRecordsLean } from '../../../src/kinesis/leanGetRecords';
+import { readGetRecordsLean, routeOf } from '../../../src/kinesis/leanGetRecords';
 
 interface Seen {
   headers: IncomingHttpHeaders;
@@ -147,4 +147,43 @@ test('credentials near their expiry are fetched again through the provider', asy
     expect(request.headers['x-amz-security-token']).toBe(`token-${n}`);
     expect(request.headers.authorization).toBe(await sdkAuthorization(request, `secret-${n}`, `token-${n}`));
   }
+});
+
+test("the route is the SDK's request's: its host, and the region and service of its signature's scope", () => {
+  const signedBy = (scope: string) =>
+    `AWS4-HMAC-SHA256 Credential=AKID/20261207/${scope}/aws4_request, SignedHeaders=host, Signature=00`;
+  const request = {
+    protocol: 'https:',
+    hostname: '123456789012.data-kinesis.eu-west-1.amazonaws.com',
+    path: '/',
+    headers: {
+      host: '123456789012.data-kinesis.eu-west-1.amazonaws.com',
+      authorization: signedBy('eu-west-1/kinesis'),
+    },
+  };
+  expect(routeOf(request)).toEqual({
+    protocol: 'https:',
+    hostname: '123456789012.data-kinesis.eu-west-1.amazonaws.com',
+    port: undefined,
+    host: '123456789012.data-kinesis.eu-west-1.amazonaws.com',
+    path: '/',
+    region: 'eu-west-1',
+    service: 'kinesis',
+  });
+  expect(
+    routeOf({ ...request, hostname: '[::1]', port: 4567, headers: { ...request.headers, host: '[::1]:4567' } }),
+  ).toMatchObject({ hostname: '::1', port: 4567, host: '[::1]:4567' });
+  // What this path would not send as the SDK does stays the SDK's: a path prefix, a query, no SigV4, SigV4a.
+  expect(routeOf({ ...request, path: '/prefix/' })).toBeUndefined();
+  expect(routeOf({ ...request, query: { a: '1' } })).toBeUndefined();
+  expect(routeOf({ ...request, headers: { host: request.headers.host } })).toBeUndefined();
+  expect(
+    routeOf({
+      ...request,
+      headers: {
+        ...request.headers,
+        authorization: 'AWS4-ECDSA-P256-SHA256 Credential=AKID/20261207/kinesis/aws4_request',
+      },
+    }),
+  ).toBeUndefined();
 });
