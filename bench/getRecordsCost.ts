@@ -2,7 +2,8 @@
  * CPU per GetRecords call of idle shards, the SDK's way and the lean way (src/kinesis/leanGetRecords.ts),
  * side by side: one process polls S idle shards of the project's parallel emulator (test/helpers/fastKinesis,
  * its own process, 15 ms a call) once a second each, spread over the second, through the spout's client
- * (createKinesisClient) with `leanGetRecords` off then on (the order alternating by round), and reports the
+ * (createKinesisClient) with `leanGetRecords` off and on, and through a bare unsigned http.request as the floor
+ * (the order rotating by round), and reports the
  * process's CPU (user + system) per call over each window. GET_RECORDS_COST_PROFILE=1 runs each window under
  * the inspector's CPU profiler and writes `<mode>-<round>.cpuprofile` beside the results.
  *
@@ -18,7 +19,8 @@ import {
   GetShardIteratorCommand,
   type KinesisClient,
 } from '@aws-sdk/client-kinesis';
-import { createKinesisClient } from '../src/kinesis/client';
+import { request } from 'node:http';
+import { createKinesisClient, sharedAgents } from '../src/kinesis/client';
 import { createStream, kinesisClient, listAllShards } from '../test/helpers/kinesisAdmin';
 import { startFastKinesis } from '../test/helpers/kinesisServer';
 import { summarize } from './lib';
@@ -26,7 +28,8 @@ import { summarize } from './lib';
 process.env.AWS_ACCESS_KEY_ID ??= 'bench';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
 
-const MODES = ['sdk', 'lean'] as const;
+/** `bare`: a floor, not a client: an unsigned keep-alive http.request on the same agent, its answer JSON.parse'd. */
+const MODES = ['sdk', 'lean', 'bare'] as const;
 type Mode = (typeof MODES)[number];
 
 interface Window {
@@ -39,6 +42,38 @@ interface Window {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The floor's client: the request the lean path sends, without signing, credentials or the SDK behind it. */
+function bareClient(endpoint: string): KinesisClient {
+  const url = new URL(endpoint);
+  const send = (command: GetRecordsCommand) =>
+    new Promise<GetRecordsCommandOutput>((resolve, reject) => {
+      const body = JSON.stringify(command.input);
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          method: 'POST',
+          path: '/',
+          agent: sharedAgents().http,
+          headers: {
+            'content-type': 'application/x-amz-json-1.1',
+            'x-amz-target': 'Kinesis_20131202.GetRecords',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  return { send, destroy: () => undefined } as unknown as KinesisClient;
+}
 
 /** Polls every shard once a second for `seconds`, each at its own offset in the second; the calls made. */
 async function poll(client: KinesisClient, iterators: string[], seconds: number): Promise<number> {
@@ -87,13 +122,16 @@ async function main(): Promise<void> {
     const session = profile ? new Session() : undefined;
     session?.connect();
     for (let round = 0; round < rounds; round += 1) {
-      const order = round % 2 === 0 ? MODES : [...MODES].reverse();
+      const order = MODES.map((_, i) => MODES[(i + round) % MODES.length]);
       for (const mode of order) {
-        const client = createKinesisClient({
-          region: server.region,
-          endpoint: server.endpoint,
-          leanGetRecords: mode === 'lean',
-        });
+        const client =
+          mode === 'bare'
+            ? bareClient(server.endpoint)
+            : createKinesisClient({
+                region: server.region,
+                endpoint: server.endpoint,
+                leanGetRecords: mode === 'lean',
+              });
         // Warm: the lean path learns its route from the SDK's first call, sockets open, code is compiled.
         await poll(client, iterators, 2);
         if (session) {
@@ -133,20 +171,26 @@ async function main(): Promise<void> {
   const summary = Object.fromEntries(
     MODES.map((mode) => [mode, summarize(windows.filter((w) => w.mode === mode).map((w) => w.cpuMicrosPerCall))]),
   );
-  const ratio = summarize(
-    windows
-      .filter((w) => w.mode === 'sdk')
-      .map((w) => w.cpuMicrosPerCall / windows.find((l) => l.mode === 'lean' && l.round === w.round)!.cpuMicrosPerCall),
-  );
+  const ratioTo = (mode: Mode) =>
+    summarize(
+      windows
+        .filter((w) => w.mode === 'sdk')
+        .map((w) => w.cpuMicrosPerCall / windows.find((l) => l.mode === mode && l.round === w.round)!.cpuMicrosPerCall),
+    );
+  const ratio = ratioTo('lean');
   for (const mode of MODES) {
     const s = summary[mode];
     process.stdout.write(
       `getRecords cost ${mode}: ${s.median.toFixed(0)} (${s.min.toFixed(0)}-${s.max.toFixed(0)}, n=${s.n}) us CPU/call\n`,
     );
   }
-  process.stdout.write(
-    `getRecords cost sdk / lean: ${ratio.median.toFixed(2)} (${ratio.min.toFixed(2)}-${ratio.max.toFixed(2)}) round by round\n`,
-  );
+  for (const [mode, r] of [
+    ['lean', ratio],
+    ['bare', ratioTo('bare')],
+  ] as const)
+    process.stdout.write(
+      `getRecords cost sdk / ${mode}: ${r.median.toFixed(2)} (${r.min.toFixed(2)}-${r.max.toFixed(2)}) round by round\n`,
+    );
   const file = join(resultsDir, `getRecordsCost-${stamp}.json`);
   writeFileSync(
     file,
