@@ -31,6 +31,17 @@ export interface IdleMemoryRun {
   externalMiB: number;
   /** Sockets the process had open to the Kinesis endpoint at the end (from /proc/<pid>/net/tcp). */
   kinesisSockets: number;
+  /** The process's CPU (user + system, all threads, /proc/<pid>/stat) over the settle window: % of a core. */
+  cpuPercent: number;
+  /** That CPU per GetRecords call made in the window (from the process's `stats:` counters). */
+  cpuMicrosPerGetRecords: number;
+}
+
+/** User + system CPU of `pid` so far, in microseconds (clock ticks of 10 ms: Linux's USER_HZ 100). */
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 /** A `/proc/<pid>/status` figure in MiB: VmRSS, RssFile, RssAnon. */
@@ -104,6 +115,7 @@ export async function idleMemoryBench(
       while (held() < shards && Date.now() < deadline) await sleep(500);
       if (held() < shards) throw new Error(`idle memory: ${held()} of ${shards} shards held after 120 s`);
       const samples: { rss: number; file: number; anon: number }[] = [];
+      const windowStart = { at: Date.now(), cpu: cpuMicros(driver.pid), calls: driver.lastStats()?.getRecords ?? 0 };
       const end = Date.now() + settleSeconds * 1000;
       while (Date.now() < end) {
         await sleep(1000);
@@ -113,6 +125,9 @@ export async function idleMemoryBench(
           anon: statusMiB(driver.pid, 'RssAnon'),
         });
       }
+      const cpu = cpuMicros(driver.pid) - windowStart.cpu;
+      const elapsedMs = Date.now() - windowStart.at;
+      const calls = (driver.lastStats()?.getRecords ?? 0) - windowStart.calls;
       const settled = samples.slice(-Math.max(3, Math.floor(samples.length / 2)));
       if (process.env.BENCH_HEAPSNAPSHOT) {
         driver.signal('SIGUSR2');
@@ -129,9 +144,11 @@ export async function idleMemoryBench(
         heapUsedMiB: round1(stats.heapUsedMiB ?? NaN),
         externalMiB: round1(stats.externalMiB ?? NaN),
         kinesisSockets: socketsTo(driver.pid, Number(new URL(server.endpoint).port)),
+        cpuPercent: round1(cpu / (elapsedMs * 10)),
+        cpuMicrosPerGetRecords: Math.round(cpu / calls),
       };
       log(
-        `idle memory: ${script === undefined ? '' : `${script}: `}${shards} shards: RSS ${run.rssMiB} MiB (file ${run.rssFileMiB}, anonymous ${run.rssAnonMiB}), heap ${run.heapUsedMiB} of ${run.heapTotalMiB} MiB, external ${run.externalMiB} MiB, ${run.kinesisSockets} sockets to Kinesis`,
+        `idle memory: ${script === undefined ? '' : `${script}: `}${shards} shards: RSS ${run.rssMiB} MiB (file ${run.rssFileMiB}, anonymous ${run.rssAnonMiB}), heap ${run.heapUsedMiB} of ${run.heapTotalMiB} MiB, external ${run.externalMiB} MiB, ${run.kinesisSockets} sockets to Kinesis, CPU ${run.cpuPercent} % (${run.cpuMicrosPerGetRecords} us per GetRecords, ${calls} calls)`,
       );
       runs.push(run);
     } finally {
@@ -156,13 +173,19 @@ if (require.main === module)
     const scripts = process.env.BENCH_IDLE_SCRIPTS?.split(',') ?? [undefined];
     const runs: IdleMemoryRun[] = [];
     for (let round = 0; round < Number(process.env.BENCH_IDLE_ROUNDS ?? 1); round += 1)
-      for (const script of scripts)
+      // Alternating: a load that changes during the run weighs on each bundle alike.
+      for (const script of round % 2 === 0 ? scripts : [...scripts].reverse())
         runs.push(...(await idleMemoryBench(zk, server, client, counts, seconds, log, script)));
     if (scripts.length > 1 || runs.length > counts.length) {
       for (const script of scripts)
         for (const shards of counts) {
           const rss = runs.filter((r) => r.script === script && r.shards === shards).map((r) => r.rssMiB);
-          log(`median: ${script ?? 'built bundle'}: ${shards} shards: RSS ${median(rss)} MiB (${rss.join(', ')})`);
+          const cpu = runs
+            .filter((r) => r.script === script && r.shards === shards)
+            .map((r) => r.cpuMicrosPerGetRecords);
+          log(
+            `median: ${script ?? 'built bundle'}: ${shards} shards: RSS ${median(rss)} MiB (${rss.join(', ')}), CPU per GetRecords ${median(cpu)} us (${cpu.join(', ')})`,
+          );
         }
     }
   });

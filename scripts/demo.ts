@@ -8,6 +8,7 @@ import { createStream, listAllShards, putRecords, splitShard, type PutResult } f
 import { startServices, type Services } from '../test/helpers/fixture';
 import { mavenBuild, REPO } from '../test/e2e/helpers/maven';
 import { exampleConfig, LocalTopology, removeScratch, scratch } from '../test/e2e/helpers/topology';
+import { demoLine } from './demoLine';
 
 const RECORDS = Number(process.env.DEMO_RECORDS ?? 3_000);
 const BATCH = 100;
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
     };
     const ticker = setInterval(() => {
       const p = progress();
-      process.stdout.write(`\rput ${put.length}  received ${p.received}  lag ${p.lag}    `);
+      process.stdout.write(`\r${demoLine({ put: put.length, received: p.received, lag: p.lag })}`);
     }, 500);
 
     let children: string[] = [];
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
     clearInterval(ticker);
     const p = progress();
     const fromChildren = put.filter((r) => children.includes(r.shardId)).length;
-    process.stdout.write(`\rput ${put.length}  received ${p.received}  lag ${p.lag}    \n`);
+    process.stdout.write(`\r${demoLine({ put: put.length, received: p.received, lag: p.lag }).trimEnd()}\n`);
     process.stdout.write(
       `\nsummary: put ${put.length}, received ${p.received}, lost ${p.lag}, duplicates ${p.deliveries - p.received}, ` +
         `records from the split's children ${fromChildren}, in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,

@@ -1,15 +1,16 @@
-/** The tools' entry: parses the command line, runs `status`, `reset` or `deregister-consumer`, maps outcomes to exit codes. */
+/** The tools' entry: parses the command line, runs `status`, `reset`, `deregister-consumer` or `import`, maps outcomes to exit codes. */
 import { describeError } from '../errors';
-import { kinesisProblem } from '../kinesis/errors';
+import { isActionable, kinesisProblem } from '../kinesis/errors';
 import { parseToolArgs, USAGE } from '../tools/args';
 import { ExitCode, ToolError } from '../tools/exitCodes';
 import type { ToolIo } from '../tools/io';
 import { runDeregisterConsumer } from '../tools/deregisterConsumer';
+import { runImport } from '../tools/import';
 import { runReset } from '../tools/reset';
 import { runStatus } from '../tools/status';
 import { nodeVersionNote, quietSdkNodeWarning } from './nodeVersion';
 
-export const TOOLS = ['status', 'reset', 'deregister-consumer'] as const;
+export const TOOLS = ['status', 'reset', 'deregister-consumer', 'import'] as const;
 export type ToolName = (typeof TOOLS)[number];
 
 export function isTool(arg: string | undefined): arg is ToolName {
@@ -72,6 +73,8 @@ export async function runTool(tool: ToolName, args: readonly string[], io: ToolI
         return await runReset(command, io);
       case 'deregister-consumer':
         return await runDeregisterConsumer(command, io);
+      case 'import':
+        return await runImport(command, io);
     }
   } catch (err) {
     if (err instanceof ToolError) {
@@ -80,9 +83,9 @@ export async function runTool(tool: ToolName, args: readonly string[], io: ToolI
       if (err.exitCode === ExitCode.Usage && fromArgs) io.err(`\n${USAGE}`);
       return err.exitCode;
     }
+    // The spout's own hint for what Kinesis or the SDK said (e.g. no credentials), not the bare message.
     const problem = kinesisProblem(err, 'the stream');
-    const fix =
-      (err as { $metadata?: unknown })?.$metadata !== undefined && !problem.transient ? `; ${problem.fix}` : '';
+    const fix = isActionable(err, problem) ? `; ${problem.fix}` : '';
     io.err(`kinesis-spout ${tool} failed: ${describeError(err)}${fix}`);
     return ExitCode.Failed;
   }

@@ -1,8 +1,8 @@
 /** Loads, defaults and validates the `kinesis.spout` configuration; a bad value gets one clear message. */
-import type { ErrorObject } from 'ajv';
 import type { FromSchema } from 'json-schema-to-ts';
 import { readFileSync } from 'node:fs';
 import { ErrorCode, SpoutError } from '../errors';
+import { badConfig, CONF_KEY, explain, type ObjectSchema, unknownKey } from './explain';
 import { configSchema } from './schema';
 import { validateConfigSchema as validate } from './schemaValidator';
 import { AuthSource, stormTopologyAuth, stormZooKeeperConnect, type ZooKeeperAuth } from './stormZooKeeper';
@@ -59,99 +59,6 @@ export interface StormDefaults {
   auth?: { auth?: ZooKeeperAuth; creatorOnly: boolean; source: AuthSource };
 }
 
-const CONF_KEY = 'kinesis.spout';
-const SECRET = 'zookeeper.auth';
-
-function badConfig(key: string, value: unknown, allowed: string): SpoutError {
-  // Credentials are never shown, not even the wrong ones.
-  const shown =
-    value === undefined ? '(missing)' : key.startsWith(`${CONF_KEY}.${SECRET}`) ? '(hidden)' : JSON.stringify(value);
-  return new SpoutError(ErrorCode.BadConfig, `bad configuration: ${key} = ${shown}: ${allowed}`);
-}
-
-function valueAt(root: unknown, pointer: string): unknown {
-  let node = root;
-  for (const part of pointer.split('/').slice(1))
-    node = isObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[part] : undefined;
-  return node;
-}
-
-/** `/streams/1/region` as a key: `streams[1].region`. */
-function keyOf(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
-    .join('');
-}
-
-function explain(error: ErrorObject, config: unknown): SpoutError {
-  const path = keyOf(error.instancePath);
-  const key = path === '' ? CONF_KEY : `${CONF_KEY}.${path}`;
-  const value = valueAt(config, error.instancePath);
-  const params = error.params as Record<string, unknown>;
-  // The top level's initialPosition, or an entry's of `streams`.
-  const position = /^((?:streams\[\d+\]\.)?initialPosition)(\.|$)/.exec(path);
-  if (position && path !== `${position[1]}.atTimestamp`) {
-    const pointer = error.instancePath.slice(
-      0,
-      error.instancePath.indexOf('initialPosition') + 'initialPosition'.length,
-    );
-    return badConfig(
-      `${CONF_KEY}.${position[1]}`,
-      valueAt(config, pointer),
-      'allowed: "LATEST", "TRIM_HORIZON" or {"atTimestamp": "<ISO-8601>"}',
-    );
-  }
-  const missing = params.missingProperty;
-  const entry = /^streams\[\d+\]$/.test(path);
-  if (entry && (error.keyword === 'oneOf' || missing === 'streamName' || missing === 'streamArn')) {
-    return badConfig(
-      `${key}.streamName`,
-      valueAt(config, `${error.instancePath}/streamName`),
-      'exactly one of streamName or streamArn is required in each entry of streams',
-    );
-  }
-  if (path === '' && (error.keyword === 'oneOf' || missing === 'streamName' || missing === 'streamArn')) {
-    const given = ['streamName', 'streamArn', 'streams'].filter((k) => isObject(config) && config[k] !== undefined);
-    return badConfig(
-      `${CONF_KEY}.${given.length > 1 ? given[given.length - 1] : 'streamName'}`,
-      config === undefined
-        ? undefined
-        : valueAt(config, `/${given.length > 1 ? given[given.length - 1] : 'streamName'}`),
-      given.length > 1
-        ? `give exactly one of streamName, streamArn or streams (a list of streams), not ${given.join(' and ')}`
-        : 'exactly one of streamName or streamArn is required (or streams: a list of streams)',
-    );
-  }
-  if (/^(streams\[\d+\]\.)?region$/.test(path) && error.keyword === 'pattern')
-    return badConfig(key, value, 'must be an AWS region name such as "us-east-1" (letters, digits and dashes)');
-  switch (error.keyword) {
-    case 'additionalProperties': {
-      const schemaNode = valueAt(
-        configSchema,
-        error.schemaPath.replace(/^#/, '').replace(/\/additionalProperties$/, ''),
-      ) as { properties?: object };
-      const allowed = Object.keys(schemaNode?.properties ?? {}).join(', ');
-      return badConfig(
-        `${key}.${String(params.additionalProperty)}`,
-        valueAt(value, `/${String(params.additionalProperty)}`),
-        `unknown key; allowed keys: ${allowed}`,
-      );
-    }
-    case 'required':
-      return badConfig(`${key}.${String(missing)}`, undefined, 'is required');
-    case 'enum':
-      return badConfig(
-        key,
-        value,
-        `allowed: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
-      );
-    default:
-      return badConfig(key, value, error.message ?? 'not allowed');
-  }
-}
-
 /**
  * Builds the configuration from the topology conf (key `kinesis.spout`), optionally merged over a JSON file.
  * Throws a BAD_CONFIG SpoutError naming the key, the value and what is allowed.
@@ -186,7 +93,8 @@ export function loadConfig(stormConf: Record<string, unknown>, file?: string): S
 /** Validates `kinesis.spout` (merged) and fills what it leaves to the topology conf from `storm`. */
 export function validateConfig(raw: Record<string, unknown>, storm: StormDefaults = {}): SpoutConfig {
   const config = structuredClone(raw);
-  if (!validate(config)) throw explain(validate.errors![0], config);
+  if (!validate(config))
+    throw unknownKey(configSchema as ObjectSchema, config, '') ?? explain(validate.errors![0], config);
   const valid = config as unknown as SpoutConfig;
   const origins: ConfigOrigins = {
     applicationName: valid.applicationName === undefined ? 'topology.name' : 'kinesis.spout.applicationName',

@@ -4,6 +4,7 @@
  * relative to docs/).
  */
 import { DATA_FORMATS, TUPLE_FIELDS, type TupleField } from '../core/tuple';
+import { REGION_PATTERN } from './region';
 
 /** What the spout does with a record failed more often than `retry.maxRetries` allows. */
 export const OnExhausted = { Skip: 'skip', DeadLetter: 'deadLetter' } as const;
@@ -12,6 +13,19 @@ const ON_EXHAUSTED = Object.values(OnExhausted);
 
 /** Fields a dead letter carries after the output fields: failures so far, and when the last one came (epoch ms). */
 export const DEAD_LETTER_FIELDS = ['attempts', 'lastFailureTime'] as const;
+
+/** With `maxRecordAgeMs` set, a dead letter also says why it was set aside (`maxRetries` or `tooOld`) and its age then. */
+export const DEAD_LETTER_REASON_FIELDS = ['reason', 'ageMs'] as const;
+
+/** Kinesis keeps records at most 365 days: a longer age limit could never apply. */
+const MAX_RETENTION_MS = 365 * 86_400_000;
+
+/** What a dead letter carries after the output fields. */
+export function deadLetterExtraFields(config: { maxRecordAgeMs?: number }): readonly string[] {
+  return config.maxRecordAgeMs === undefined
+    ? DEAD_LETTER_FIELDS
+    : [...DEAD_LETTER_FIELDS, ...DEAD_LETTER_REASON_FIELDS];
+}
 
 /**
  * Finite, so that a record a bolt can never process (a poison record) holds its shard back for under an hour
@@ -48,9 +62,10 @@ const STREAM_ARN = {
 
 const REGION = {
   type: 'string',
-  // What the AWS SDK accepts as a region (one DNS label); anything else fails every call, not at start.
-  pattern: '^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$',
-  description: 'AWS region of the stream (e.g. `us-east-1`).',
+  // A region's shape (region.ts): a typo fails here, not every call later; an unknown name is warned about.
+  pattern: REGION_PATTERN,
+  description:
+    'AWS region of the stream: words and a number joined by dashes (`us-east-1`, `eu-central-2`, `us-gov-west-1`); a well-formed name this version does not know is logged as a warning at start.',
 } as const;
 
 const CONSUMER_ARN = {
@@ -135,7 +150,7 @@ export const configSchema = {
       type: 'boolean',
       default: true,
       description:
-        "Read GetRecords answers with the spout's own parser of the one shape Kinesis sends (JSON.parse and base64) instead of the AWS SDK's JSON deserializer, which costs several times more CPU per record. The request, its signing, retries, endpoint and HTTP connections stay the SDK's, and every error answer (and any answer not of that shape) is read by the SDK as before, so errors are the SDK's own. `false`: the SDK reads every answer.",
+        "Read GetRecords answers with the spout's own parser of the one shape Kinesis sends (JSON.parse and base64) instead of the AWS SDK's JSON deserializer, which costs several times more CPU per record; and send each GetRecords on a lean path, signed by the spout with a signing key derived once a day and sent on the process's one keep-alive socket pool, without the SDK's per-call middleware (endpoint, credentials, clock offset and retry quota stay the SDK client's). Every error answer, network failure and answer not of that shape is handed to the SDK as its own first attempt, so errors and retries are the SDK's. `false`: the SDK sends and reads every call.",
     },
     applicationName: {
       type: 'string',
@@ -157,7 +172,7 @@ export const configSchema = {
       maxLength: 128,
       pattern: '^[a-zA-Z0-9_.-]+$',
       description:
-        'With `readMode: "fanOut"`: the stream consumer the spout registers (`RegisterStreamConsumer`, once, by whichever task starts first) and waits for until it is `ACTIVE`; never deregistered by the spout (`kinesis-spout-tool deregister-consumer` does it when told). Default: `applicationName`.',
+        'With `readMode: "fanOut"`: the stream consumer the spout registers (`RegisterStreamConsumer`, once, by whichever task starts first) and waits for until it is `ACTIVE`; never deregistered by the spout (the tool `deregister-consumer` does it when told: `java -jar kinesis-shell-spout-0.1.0.jar deregister-consumer --config spout.json`). Default: `applicationName`.',
     },
     consumerArn: CONSUMER_ARN,
     initialPosition: INITIAL_POSITION,
@@ -337,6 +352,13 @@ export const configSchema = {
       60_000,
       100,
     ),
+    maxRecordAgeMs: {
+      type: 'integer',
+      minimum: 1_000,
+      maximum: MAX_RETENTION_MS,
+      description:
+        'Off unless set (as Lambda\'s `MaximumRecordAgeInSeconds`): a record older than this, by its `ApproximateArrivalTimestamp` against this host\'s clock, when the spout is about to emit it (for the first time, or again after a fail) is not emitted. With `retry.onExhausted: "deadLetter"` it goes to the dead-letter stream (`reason` `"tooOld"`), else it is skipped; either way it is counted (`tooOld`), logged once a minute per shard, and passed by the checkpoint as if acked. With it set, every dead letter carries two more fields, `reason` and `ageMs`. Whole milliseconds from 1000 (1 s: a caught-up shard is polled about once a second, so a smaller limit would skip records for the poll\'s delay alone) to 365 days (Kinesis\'s longest retention). See [Guarantees](guarantees.md#record-age-limit).',
+    },
     retry: {
       type: 'object',
       additionalProperties: false,
@@ -354,13 +376,14 @@ export const configSchema = {
           enum: [...ON_EXHAUSTED],
           default: 'skip',
           description:
-            'What happens to a record failed more than `maxRetries` times: `skip` (reported with `error`, then passed by the checkpoint) or `deadLetter` (also emitted once, unanchored, on `deadLetterStream`, which the topology must declare with the output fields plus `attempts` and `lastFailureTime`).',
+            'What happens to a record failed more than `maxRetries` times: `skip` (reported with `error`, then passed by the checkpoint) or `deadLetter` (also emitted once, unanchored, on `deadLetterStream`, which the topology must declare with the output fields plus `attempts` and `lastFailureTime`, and `reason` and `ageMs` with `maxRecordAgeMs`).',
         },
         deadLetterStream: {
           type: 'string',
           minLength: 1,
           default: 'deadLetter',
-          description: 'Storm stream of the records given up, with `onExhausted: "deadLetter"`.',
+          description:
+            'Storm stream of the records given up, and of those too old (`maxRecordAgeMs`), with `onExhausted: "deadLetter"`.',
         },
         initialBackoffMs: positiveMs('Delay before the first re-emit of a failed tuple; doubles each time.', 100, 0),
         maxBackoffMs: positiveMs('Cap on the re-emit delay.', 30_000, 0),

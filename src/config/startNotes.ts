@@ -4,7 +4,8 @@
  * (never the credentials). Pure: the configuration in, log lines out.
  */
 import { LogLevel } from '../core/log';
-import type { SpoutConfig } from './config';
+import type { InitialPosition, SpoutConfig } from './config';
+import { unknownRegionWarning } from './region';
 import { AuthSource } from './stormZooKeeper';
 
 export interface StartNote {
@@ -13,8 +14,18 @@ export interface StartNote {
 }
 
 export function startNotes(config: SpoutConfig): StartNote[] {
-  const notes: StartNote[] = [];
+  const notes: StartNote[] = [{ level: LogLevel.Info, message: guarantees(config) }];
   const { zookeeper, origins } = config;
+  const regions = [
+    ['kinesis.spout.region', config.region] as const,
+    ...(config.streams ?? []).flatMap((entry, i) =>
+      entry.region === undefined ? [] : [[`kinesis.spout.streams[${i}].region`, entry.region] as const],
+    ),
+  ];
+  for (const [key, region] of regions) {
+    const warning = unknownRegionWarning(key, region);
+    if (warning) notes.push({ level: LogLevel.Warn, message: warning });
+  }
   if (origins.applicationName === 'topology.name') {
     notes.push({
       level: LogLevel.Warn,
@@ -66,4 +77,28 @@ export function startNotes(config: SpoutConfig): StartNote[] {
       break;
   }
   return notes;
+}
+
+const positionText = (position: InitialPosition): string =>
+  typeof position === 'string' ? position : `atTimestamp ${position.atTimestamp}`;
+
+/** What a deploy runs with, in one line: what a crash may cost, how it reads, shares and orders. */
+function guarantees(config: SpoutConfig): string {
+  const tracking =
+    config.delivery === 'at-least-once'
+      ? 'every tuple tracked'
+      : `tupleTracking ${config.tupleTracking ? 'on' : 'off'}`;
+  const positions = config.streams
+    ? config.streams
+        .map(
+          (entry) =>
+            `${entry.streamName ?? entry.streamArn} ${positionText(entry.initialPosition ?? config.initialPosition)}`,
+        )
+        .join(', ')
+    : positionText(config.initialPosition);
+  return (
+    `running with delivery ${config.delivery} (${tracking}), readMode ${config.readMode}, balance ${config.balance}, ` +
+    `ordering ${config.ordering}, initialPosition ${positions} (where shards open at the application's first start begin; ` +
+    'afterwards each shard resumes from its checkpoint)'
+  );
 }

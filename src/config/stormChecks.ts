@@ -1,7 +1,7 @@
 /** Checks of the configuration against what the Storm topology declares and registers. */
 import { ErrorCode, SpoutError } from '../errors';
 import { streamConfigs, type SpoutConfig } from './config';
-import { DEAD_LETTER_FIELDS } from './schema';
+import { deadLetterExtraFields } from './schema';
 
 /**
  * A field count that differs from the declared one would kill the worker at the first emit, and an emit on
@@ -23,14 +23,10 @@ export function checkOutputFields(
   });
   const { retry } = config;
   if (retry.onExhausted === 'deadLetter') {
-    const letters = `kinesis.spout.retry.onExhausted = "deadLetter": dead letters carry the output fields then ${DEAD_LETTER_FIELDS.join(', ')}, ${JSON.stringify([...config.outputFields, ...DEAD_LETTER_FIELDS])}`;
-    checkStream(
-      declared,
-      'retry.deadLetterStream',
-      retry.deadLetterStream,
-      [...config.outputFields, ...DEAD_LETTER_FIELDS],
-      letters,
-    );
+    const extra = deadLetterExtraFields(config);
+    const fields = [...config.outputFields, ...extra];
+    const letters = `kinesis.spout.retry.onExhausted = "deadLetter"${config.maxRecordAgeMs === undefined ? '' : ' with maxRecordAgeMs'}: dead letters carry the output fields then ${extra.join(', ')}, ${JSON.stringify(fields)}`;
+    checkStream(declared, 'retry.deadLetterStream', retry.deadLetterStream, fields, letters);
   }
 }
 

@@ -3,7 +3,7 @@
  * into its own lease node, every task reads them all to plan (balance.ts). Beside store.ts, in the same
  * layout (layout.ts) and values (storedValues.ts).
  */
-import type { ShardLoad } from './balance';
+import type { ShardLoad } from '../core/load';
 import { nodePath } from './layout';
 import { leaseLoadOf, leaseValue } from './storedValues';
 import type { NodeData, ZooKeeper } from './zooKeeper';

@@ -23,11 +23,13 @@ import {
   memberValue,
 } from './storedValues';
 import { type CheckpointReset, resetOps } from './resetOps';
+import { type ImportedCheckpoint, importOps } from './importOps';
 import { type WatchedFolders, watchedFolders } from './watchedFolder';
 import type { NodeData, ZooKeeper } from './zooKeeper';
 
 export { basePath } from './layout';
 export type { CheckpointReset } from './resetOps';
+export type { ImportedCheckpoint } from './importOps';
 export type { Checkpoint, CheckpointRecord, MemberInfo, MemberRecord } from './storedValues';
 
 /** A lease node nobody can read: its shard is held by no one we know, and nobody takes it while the node is there. */
@@ -285,6 +287,18 @@ export class CoordinationStore {
    */
   async resetCheckpoints(resets: readonly CheckpointReset[], whileNoLease: boolean): Promise<boolean> {
     const ops = resetOps(this.base, resets, whileNoLease, this.memberId);
+    return ops.length === 0 || this.zk.transaction(ops);
+  }
+
+  /**
+   * An import of another consumer's positions (importOps.ts), in one transaction: the bootstrap created when
+   * there was none, and every checkpoint, or nothing. Resolves false when nothing was written.
+   */
+  async importCheckpoints(
+    bootstrap: Bootstrap | undefined,
+    checkpoints: readonly ImportedCheckpoint[],
+  ): Promise<boolean> {
+    const ops = importOps(this.base, bootstrap, checkpoints, this.memberId);
     return ops.length === 0 || this.zk.transaction(ops);
   }
 

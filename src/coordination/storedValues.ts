@@ -1,7 +1,15 @@
-/** What the layout's nodes hold: each value as JSON with a version `v`, written and read back with checks. */
+/**
+ * What the layout's nodes hold: each value as JSON with a format version `v` and the release that wrote it,
+ * written and read back with checks. The rule across releases (docs/zookeeper.md, "Formats across
+ * releases"): a release may add optional fields without changing `v` (readers ignore fields they do not
+ * know, and take a missing one as unknown); a change an older reader must not ignore raises `v`, written only
+ * when the value needs it; a reader never guesses at a `v` it does not know: it refuses that node, naming
+ * both formats and both releases.
+ */
 import { isPosition, type Position } from '../core/position';
+import { RELEASE } from '../core/release';
 import { ErrorCode, SpoutError } from '../errors';
-import type { ShardLoad } from './balance';
+import type { ShardLoad } from '../core/load';
 
 export interface Checkpoint {
   position: Position;
@@ -26,6 +34,8 @@ interface StoredCheckpoint {
   position: Position;
   owner: string;
   updatedAt: string;
+  /** The release that wrote it (absent before the rule was written). */
+  release?: string;
 }
 
 /** A checkpoint with who wrote it and when, as the operator tools show it. */
@@ -55,9 +65,14 @@ export function decode<T extends { v: number }>(path: string, data: Buffer, vers
   }
   if (!versions.includes(value?.v)) {
     const expected = versions.map((v) => `{"v":${v},...}`).join(' or ');
+    const writer = (value as { release?: unknown } | null)?.release;
+    const fix =
+      typeof writer === 'string' && typeof value?.v === 'number' && value.v > Math.max(...versions)
+        ? `, written by ${writer}; this is ${RELEASE}, which reads only the versions expected: run ${writer} or a newer release here (nothing is read from the node until then)`
+        : ': remove it or fix it by hand';
     throw new SpoutError(
       ErrorCode.CorruptState,
-      `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected ${expected}): remove it or fix it by hand`,
+      `ZooKeeper node ${path} has unsupported version ${JSON.stringify(value?.v)} (expected ${expected})${fix}`,
     );
   }
   return value;
@@ -68,7 +83,7 @@ const CHECKPOINT_VERSIONS = [1, 2] as const;
 /** A checkpoint node's content: the position, who wrote it, when. */
 export function checkpointValue(position: Position, owner: string): Buffer {
   const v = position.kind === 'AFTER' && position.subSequence !== undefined ? 2 : 1;
-  const stored: StoredCheckpoint = { v, position, owner, updatedAt: new Date().toISOString() };
+  const stored: StoredCheckpoint = { v, position, owner, updatedAt: new Date().toISOString(), release: RELEASE };
   return encode(stored);
 }
 
@@ -94,7 +109,7 @@ export function checkpointRecordOf(path: string, node: { data: Buffer; version: 
  * lease without one (written by such a spout, or not measured yet) reads as load unknown.
  */
 export function leaseValue(owner: string, load?: ShardLoad): Buffer {
-  return encode({ v: 1, owner, acquiredAt: new Date().toISOString(), ...(load && { load }) });
+  return encode({ v: 1, owner, acquiredAt: new Date().toISOString(), release: RELEASE, ...(load && { load }) });
 }
 
 /** A lease node's load, if it holds a valid one (anything else reads as unknown, never as an error). */
@@ -145,17 +160,17 @@ export function leaseOwners(
 
 /** A finished marker's content: when, and the shard's last sequence number when known. */
 export function finishedValue(lastSequenceNumber?: string): Buffer {
-  return encode({ v: 1, finishedAt: new Date().toISOString(), lastSequenceNumber });
+  return encode({ v: 1, finishedAt: new Date().toISOString(), lastSequenceNumber, release: RELEASE });
 }
 
 /** An ended marker's content: when every record of the shard was emitted. */
 export function endedValue(): Buffer {
-  return encode({ v: 1, endedAt: new Date().toISOString() });
+  return encode({ v: 1, endedAt: new Date().toISOString(), release: RELEASE });
 }
 
 /** A member node's content: the task, host and pid, and since when. */
 export function memberValue(info: MemberInfo): Buffer {
-  return encode({ v: 1, ...info, since: new Date().toISOString() });
+  return encode({ v: 1, ...info, since: new Date().toISOString(), release: RELEASE });
 }
 
 /** What a member node says; fields of the wrong type are left out. Throws SpoutError when it is no member value. */

@@ -11,6 +11,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { RetryStrategyV2 } from '@smithy/types';
 import { isThrottling } from './errors';
 import { readGetRecordsFast } from './fastGetRecords';
+import { readGetRecordsLean } from './leanGetRecords';
 
 /** The one call the spout makes on the client: a fake stands in for it in the simulation. */
 export type KinesisApi = Pick<KinesisClient, 'send'>;
@@ -22,6 +23,11 @@ export interface KinesisClientOptions {
   assumeRoleArn?: string;
   /** GetRecords answers read by fastGetRecords.ts instead of the SDK's deserializer (default true). */
   fastGetRecords?: boolean;
+  /**
+   * GetRecords signed and sent by leanGetRecords.ts, outside the SDK's middleware (default true; it reads
+   * answers with the fast parser, so `fastGetRecords: false` turns it off too).
+   */
+  leanGetRecords?: boolean;
 }
 
 /**
@@ -39,14 +45,23 @@ const AGENT_OPTIONS = {
   timeout: 30_000,
 } as const;
 
+const CONNECTION_TIMEOUT_MS = 5_000;
+
 let shared: NodeHttpHandler | undefined;
+let agents: { http: HttpAgent; https: HttpsAgent } | undefined;
+
+/** The process's one HTTP and one HTTPS agent: the request handler's, and the lean GetRecords path's. */
+export function sharedAgents(): { http: HttpAgent; https: HttpsAgent } {
+  agents ??= { http: new HttpAgent(AGENT_OPTIONS), https: new HttpsAgent(AGENT_OPTIONS) };
+  return agents;
+}
 
 /** The process's one request handler (and so its one HTTP and one HTTPS agent). */
 export function sharedRequestHandler(): NodeHttpHandler {
   shared ??= new NodeHttpHandler({
-    httpAgent: new HttpAgent(AGENT_OPTIONS),
-    httpsAgent: new HttpsAgent(AGENT_OPTIONS),
-    connectionTimeout: 5_000,
+    httpAgent: sharedAgents().http,
+    httpsAgent: sharedAgents().https,
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
     requestTimeout: 30_000,
   });
   return shared;
@@ -110,5 +125,7 @@ export function createKinesisClient(config: KinesisClientOptions): KinesisClient
   });
   leaveThrottledReadsToTheReader(client);
   if (config.fastGetRecords !== false) readGetRecordsFast(client);
+  if (config.fastGetRecords !== false && config.leanGetRecords !== false)
+    readGetRecordsLean(client, { agents: sharedAgents(), connectionTimeoutMs: CONNECTION_TIMEOUT_MS });
   return client;
 }

@@ -97,9 +97,16 @@ export interface StreamConsumerDeps {
   log(level: LogLevel, message: string): void;
 }
 
+/** What DescribeStreamConsumer says of the consumer now, or GONE when it does not exist. */
+export type ConsumerState = ConsumerDescription['ConsumerStatus'] | 'GONE';
+
+/** One DescribeStreamConsumer answers every reader asking within this long (the call allows 20 a second per stream). */
+const STATUS_SHARED_MS = 2_000;
+
 /** The consumer's ARN once it is ACTIVE, shared by every reader of the process; a failure is retried by the next ask. */
 export class StreamConsumer {
   private ready: Promise<string> | undefined;
+  private described: { at: number; state: Promise<ConsumerState> } | undefined;
 
   constructor(
     private readonly deps: StreamConsumerDeps,
@@ -124,6 +131,37 @@ export class StreamConsumer {
   /** Forgets the ARN: a subscription was told the consumer does not exist (deregistered by someone). */
   forget(): void {
     this.ready = undefined;
+  }
+
+  /**
+   * The consumer's status as Kinesis describes it now (one call shared by every reader asking within
+   * STATUS_SHARED_MS). SubscribeToShard's ResourceInUseException means "the resource must be ACTIVE": another
+   * subscription to the shard, or a consumer being created, updated or deleted; only this tells them apart.
+   */
+  state(): Promise<ConsumerState> {
+    const { scheduler, kinesis } = this.deps;
+    const now = scheduler.now();
+    if (this.described && now - this.described.at < STATUS_SHARED_MS) return this.described.state;
+    const input = 'consumerArn' in this.ref ? { ConsumerARN: this.ref.consumerArn } : undefined;
+    const state = (async (): Promise<ConsumerState> => {
+      try {
+        const byName = input ?? {
+          StreamARN: await streamArnOf(kinesis, this.deps.stream),
+          ConsumerName: (this.ref as { consumerName: string }).consumerName,
+        };
+        const answer = await kinesis.send(new DescribeStreamConsumerCommand(byName));
+        return answer.ConsumerDescription?.ConsumerStatus;
+      } catch (err) {
+        if (nameOf(err) === 'ResourceNotFoundException') return 'GONE';
+        throw err;
+      }
+    })();
+    this.described = { at: now, state };
+    // A failed describe is not shared: the next asker tries again.
+    state.catch(() => {
+      if (this.described?.state === state) this.described = undefined;
+    });
+    return state;
   }
 
   private async prepare(): Promise<string> {

@@ -40,6 +40,21 @@ export function isThrottling(err: unknown): boolean {
   return THROTTLING.has((err as { name?: string } | undefined)?.name ?? '');
 }
 
+/**
+ * The AWS SDK found no credentials: what to do, for the spout (on a worker) and the tools (wherever they run),
+ * which both take the SDK's default chain.
+ */
+export const NO_CREDENTIALS_FIX =
+  "no AWS credentials were found on this host (the SDK's default chain: environment, profile, instance or container role): " +
+  "set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE in the environment of the process (for the spout, its worker's), " +
+  'or give the host a role (instance profile, EKS pod identity)';
+
+/** A Kinesis error, or the SDK's own before any call (no credentials): an answer the operator can act on. */
+export function isActionable(err: unknown, problem: KinesisProblem): boolean {
+  if (problem.transient) return false;
+  return (err as { $metadata?: unknown })?.$metadata !== undefined || problem.name === 'CredentialsProviderError';
+}
+
 export function kinesisProblem(err: unknown, stream: string): KinesisProblem {
   const name = (err as { name?: string })?.name ?? 'Error';
   // Fan-out's errors (consumer.ts) carry their own.
@@ -66,7 +81,7 @@ export function kinesisProblem(err: unknown, stream: string): KinesisProblem {
       name,
       transient: false,
       reportAfter: 1,
-      fix: 'no AWS credentials were found on the worker host: give the worker a role (instance profile, EKS pod identity) or set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE in its environment',
+      fix: NO_CREDENTIALS_FIX,
     };
   }
   if (CREDENTIALS.includes(name)) {

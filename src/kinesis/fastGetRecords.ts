@@ -31,13 +31,18 @@ const isString = (value: unknown): value is string => typeof value === 'string';
 const absent = (value: unknown): value is null | undefined => value === undefined || value === null;
 
 /**
- * Base64 as the SDK accepts it (padding to a multiple of 4, the standard alphabet only), decoded; undefined
- * otherwise. Node's decoder skips what is not base64 (and takes the URL alphabet too) where the SDK refuses
- * it: any skipped character makes the output shorter than the length says, so the length check tells them.
+ * Base64 as the SDK accepts it, decoded; undefined otherwise. The SDK's fromBase64 (@smithy) takes a length
+ * that is a multiple of 4 matching /^[A-Za-z0-9+/]*={0,2}$/, and decodes it with Node's decoder. Node's
+ * decoder alone is no test: it skips what is not base64, takes the URL alphabet, and reads a non-ASCII UTF-16
+ * unit by its low byte (`Ł`, U+0141, as `A`). Checked here without the SDK's regular expression (twenty times
+ * the decode's cost on a megabyte): any non-ASCII character makes the UTF-8 length differ from the length;
+ * `-` and `_` are looked for; any other skipped character (padding inside included) makes the output
+ * shorter than the length and padding say.
  */
 export function decodeBase64(text: string): Uint8Array | undefined {
   const length = text.length;
-  if ((length * 3) % 4 !== 0) return undefined;
+  if (length % 4 !== 0) return undefined;
+  if (Buffer.byteLength(text, 'utf8') !== length) return undefined;
   if (text.indexOf('-') !== -1 || text.indexOf('_') !== -1) return undefined;
   const padding =
     length === 0 ? 0 : text.charCodeAt(length - 1) !== 61 ? 0 : text.charCodeAt(length - 2) === 61 ? 2 : 1;

@@ -21,7 +21,22 @@ export function afterFailure(attempts: number, policy: ExhaustionPolicy, mayEmit
   return mayEmit ? FailureOutcome.DeadLetter : FailureOutcome.Retry;
 }
 
-/** The dead letter: the record's tuple, then `attempts` and `lastFailureTime` (epoch ms), as DEAD_LETTER_FIELDS says. */
-export function deadLetterTuple(tuple: unknown[], attempts: number, lastFailureTime: number): unknown[] {
-  return [...tuple, attempts, lastFailureTime];
+/** Why a dead letter was set aside (its `reason` field, with `maxRecordAgeMs`). */
+export const DeadLetterReason = { MaxRetries: 'maxRetries', TooOld: 'tooOld' } as const;
+export type DeadLetterReason = (typeof DeadLetterReason)[keyof typeof DeadLetterReason];
+
+/**
+ * The dead letter: the record's tuple, then `attempts` and `lastFailureTime` (epoch ms; null for a record that
+ * never failed), as DEAD_LETTER_FIELDS says, then, when given (with `maxRecordAgeMs`), `reason` and `ageMs`
+ * (null when Kinesis gave no arrival time), as DEAD_LETTER_REASON_FIELDS says.
+ */
+export function deadLetterTuple(
+  tuple: unknown[],
+  attempts: number,
+  lastFailureTime: number | null,
+  why?: { reason: DeadLetterReason; ageMs: number | undefined },
+): unknown[] {
+  return why === undefined
+    ? [...tuple, attempts, lastFailureTime]
+    : [...tuple, attempts, lastFailureTime, why.reason, why.ageMs ?? null];
 }

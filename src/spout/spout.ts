@@ -11,16 +11,18 @@ import {
   messageId,
   messageIdOfKey,
   parseMessageId,
+  recordKey,
   tupleOf,
   type KinesisRecord,
 } from '../kinesis/records';
-import type { LateOutcomes } from './lateOutcomes';
+import type { LateOutcomes } from '../held/lateOutcomes';
 import { LogLevel, Reporter, type Logger } from '../core/log';
-import { afterFailure, deadLetterTuple, FailureOutcome } from './exhausted';
-import { retryDelayMs } from './inFlight';
-import { recordBytes } from './memory';
-import { ShardCounter, type SpoutMetrics } from './metrics';
-import type { OwnedShard } from './ownedShard';
+import { afterFailure, DeadLetterReason, deadLetterTuple, FailureOutcome } from './exhausted';
+import { retryDelayMs } from '../held/inFlight';
+import { isTooOld, recordAgeMs, TooOldLog, type TooOldSummary } from '../held/recordAge';
+import { recordBytes } from '../held/memory';
+import { ShardCounter, type SpoutMetrics } from '../held/metrics';
+import type { OwnedShard } from '../held/ownedShard';
 
 export interface Emitter {
   /** Without an id (delivery other than at-least-once, without tupleTracking), Storm tracks no outcome for it. */
@@ -55,9 +57,11 @@ export interface SpoutCounters {
   acked: number;
   failed: number;
   skipped: number;
-  /** Of the records skipped, those emitted on the dead-letter stream. */
+  /** Records emitted on the dead-letter stream: skipped ones, and too old ones. */
   deadLettered: number;
   ignoredAcks: number;
+  /** Records not emitted for their age (`maxRecordAgeMs`), dead-lettered or skipped. */
+  tooOld: number;
 }
 
 /** What the spout keeps of each stream, made once. */
@@ -78,6 +82,7 @@ export class KinesisSpout {
     skipped: 0,
     deadLettered: 0,
     ignoredAcks: 0,
+    tooOld: 0,
   };
   private cursor = 0;
   private readonly reporter: Reporter;
@@ -85,6 +90,8 @@ export class KinesisSpout {
   /** The shards emitted from in the current `next`, and the stream of each (reused: `next` is the hot path). */
   private readonly turn: OwnedShard[] = [];
   private readonly turnStreams: StreamState[] = [];
+  /** What is logged of the records set aside for their age, per shard. */
+  private readonly tooOldLog = new TooOldLog();
 
   /** `streams`: one source (a single-stream configuration), or each stream's source with its own configuration. */
   constructor(
@@ -117,6 +124,9 @@ export class KinesisSpout {
 
   next(out: Emitter): void {
     const now = this.scheduler.now();
+    const maxAge = this.config.maxRecordAgeMs;
+    const wallNow = maxAge === undefined ? 0 : this.scheduler.wallNow();
+    if (this.tooOldLog.active) this.logTooOld(this.tooOldLog.due(now));
     const shards = this.turn;
     const of = this.turnStreams;
     shards.length = 0;
@@ -150,6 +160,11 @@ export class KinesisSpout {
       }
       idle = 0;
       budget -= 1;
+      // Checked as it is about to be emitted, first time or retry: as Lambda's limit, the age when processed.
+      if (isTooOld(next.record.arrivalMs, wallNow, maxAge)) {
+        this.setAside(out, of[at], shard, next.record, next.retry?.attempts ?? 0, wallNow, now);
+        continue;
+      }
       this.emit(out, of[at], shard, next.record, next.retry !== undefined);
     }
     shards.length = 0;
@@ -176,6 +191,50 @@ export class KinesisSpout {
     if (retry) this.counters.reemitted += 1;
     else this.counters.emitted += 1;
     stream.source.metrics.emitted(shard.shardId, recordBytes(record), retry);
+  }
+
+  /**
+   * A record older than `maxRecordAgeMs`: dead-lettered if so configured (only at least once can be), else
+   * skipped; counted, logged once a minute per shard, and acked at once, so its checkpoint advances as for an
+   * acked record: never past an older unacked one, never held back by this one.
+   */
+  private setAside(
+    out: Emitter,
+    stream: StreamState,
+    shard: OwnedShard,
+    record: KinesisRecord,
+    attempts: number,
+    wallNow: number,
+    now: number,
+  ): void {
+    const ageMs = recordAgeMs(record.arrivalMs, wallNow) ?? 0;
+    const { retry } = this.config;
+    const metrics = stream.source.metrics;
+    if (retry.onExhausted === 'deadLetter') {
+      const letter = deadLetterTuple(this.tupleOf(stream, record), attempts, null, {
+        reason: DeadLetterReason.TooOld,
+        ageMs,
+      });
+      out.emit(undefined, letter, retry.deadLetterStream);
+      this.counters.deadLettered += 1;
+      metrics.shard(shard.shardId, ShardCounter.DeadLettered);
+    }
+    this.counters.tooOld += 1;
+    metrics.shard(shard.shardId, ShardCounter.TooOld);
+    if (shard.delivery.tracked) shard.inFlight.ack(recordKey(record.sequenceNumber, record.subSequence));
+    const line = this.tooOldLog.add(`${shard.shardId}${this.ofStream(stream)}`, ageMs, now);
+    if (line) this.logTooOld([line]);
+  }
+
+  private logTooOld(lines: readonly TooOldSummary[]): void {
+    const { retry, maxRecordAgeMs } = this.config;
+    const what =
+      retry.onExhausted === 'deadLetter' ? `emitted on stream "${retry.deadLetterStream}"` : 'skipped (not emitted)';
+    for (const { key, count, oldestMs } of lines)
+      this.reporter.log(
+        LogLevel.Warn,
+        `${count} record(s) of ${key} older than maxRecordAgeMs=${maxRecordAgeMs} when read (the oldest ${Math.round(oldestMs / 1000)} s): ${what}, and passed by the checkpoint`,
+      );
   }
 
   ack(id: unknown): void {
@@ -245,7 +304,12 @@ export class KinesisSpout {
     const id = messageIdOfKey(shard.shardId, key, stream.index);
     if (deadLetter) {
       const tuple = this.tupleOf(stream, record);
-      out.emitUnanchored(deadLetterTuple(tuple, attempts, this.scheduler.wallNow()), retry.deadLetterStream);
+      const wallNow = this.scheduler.wallNow();
+      const why =
+        this.config.maxRecordAgeMs === undefined
+          ? undefined
+          : { reason: DeadLetterReason.MaxRetries, ageMs: recordAgeMs(record.arrivalMs, wallNow) };
+      out.emitUnanchored(deadLetterTuple(tuple, attempts, wallNow, why), retry.deadLetterStream);
       this.counters.deadLettered += 1;
       metrics.shard(shard.shardId, ShardCounter.DeadLettered);
     }

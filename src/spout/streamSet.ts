@@ -10,8 +10,8 @@ import type { ConnectZooKeeper } from '../coordination/zooKeeper';
 import type { Logger } from '../core/log';
 import type { Scheduler } from '../core/scheduler';
 import type { KinesisApi, KinesisClientOptions } from '../kinesis/client';
-import { Coordinator, type CoordinatorDeps, type IoCounters } from './coordinator';
-import { mergeReports, type MetricsReport, viewOf } from './metrics';
+import { Coordinator, type CoordinatorDeps, type IoCounters } from '../stream/coordinator';
+import { mergeReports, type MetricsReport, viewOf } from '../held/metrics';
 import type { SpoutStream } from './spout';
 
 export interface StreamSetDeps {

@@ -91,6 +91,17 @@ export function toolMemberId(): string {
 }
 
 export async function openApplication(config: SpoutConfig): Promise<Application> {
+  const app = await connectApplication(config);
+  if (app.bootstrap) return { ...app, bootstrap: app.bootstrap };
+  const missing = await missingApplication(app.zk, config, app.store.base);
+  app.close();
+  throw missing;
+}
+
+/** As openApplication, but an application that never started (no bootstrap) is not an error: `import` creates it. */
+export async function connectApplication(
+  config: SpoutConfig,
+): Promise<Omit<Application, 'bootstrap'> & { bootstrap: Bootstrap | undefined }> {
   const { connect, root } = config.zookeeper;
   let zk: ZooKeeper;
   try {
@@ -108,7 +119,6 @@ export async function openApplication(config: SpoutConfig): Promise<Application>
       throw new ToolError(ExitCode.Failed, `not trusting the state at ${store.base}: ${err.message}`);
     });
     const bootstrap = await store.readBootstrap();
-    if (!bootstrap) throw await missingApplication(zk, config, store.base);
     const kinesis = createKinesisClient(config);
     return {
       config,

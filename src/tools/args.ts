@@ -1,5 +1,7 @@
 /** The tools' command lines, parsed into what each tool was asked to do (pure: no file, no clock). */
 import { usageError } from './exitCodes';
+import type { ImportOptions } from './import';
+import { AWSLABS_DEFAULT_PREFIX, SOURCES, type SourceKind } from './importSource';
 import type { ResetOptions } from './reset';
 
 export type ResetTarget =
@@ -13,7 +15,8 @@ export type ToolCommand =
   | { tool: 'help' }
   | { tool: 'status'; config: string; stream?: string; json: boolean; watchSeconds: number | undefined }
   | ({ tool: 'reset' } & ResetOptions)
-  | { tool: 'deregister-consumer'; config: string; stream?: string; yes: boolean };
+  | { tool: 'deregister-consumer'; config: string; stream?: string; yes: boolean }
+  | ({ tool: 'import' } & ImportOptions);
 
 export const DEFAULT_WATCH_SECONDS = 5;
 
@@ -22,6 +25,9 @@ export const USAGE = `Usage:
   kinesis-spout reset  --config <file.json> [--stream <name>] --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number>
                        [--shards id,id,...] [--force] [--yes]
   kinesis-spout deregister-consumer --config <file.json> [--stream <name>] [--yes]
+  kinesis-spout import --from awslabs-storm-spout|storm-kinesis --source-zookeeper <host:port,...>
+                       [--source-root <path>] [--source-topology <name>] [--source-stream <name>]
+                       --config <file.json> [--stream <name>] [--dry-run] [--overwrite] [--yes]
 
 <file.json> holds the spout's "kinesis.spout" map, or a topology conf with a "kinesis.spout" key
 (and optionally topology.name, storm.zookeeper.servers, storm.zookeeper.port,
@@ -32,11 +38,16 @@ storm.zookeeper.topology.auth.scheme/payload).
 status  per shard: state, parents, owner, checkpoint, lag; --watch redraws every ${DEFAULT_WATCH_SECONDS} s (or as given) until Ctrl-C.
 reset   moves checkpoints (of every shard, or of --shards and their descendants); prints the plan and asks
         for "yes" (--yes: do not ask); refuses while a lease is held unless --force.
+import  writes this application's checkpoints from an old Storm Kinesis spout's ZooKeeper state (docs/migration.md):
+        --source-root: awslabs-storm-spout's zookeeperPrefix (default ${AWSLABS_DEFAULT_PREFIX}), storm-kinesis's zkNode
+        (required); --source-topology: the awslabs spout's topology name (required for it); --source-stream: default
+        the configured stream. Prints the plan; --dry-run stops there; asks for "yes" (--yes: do not ask; required
+        without a terminal); refuses while a lease is held; never moves a checkpoint it finds unless --overwrite.
 deregister-consumer  deregisters the fan-out stream consumer (consumerArn, consumerName or applicationName),
         which the spout never does; asks for "yes" (--yes: do not ask). Stop the topology first.
 
 Exit codes: 0 done; 1 ZooKeeper/Kinesis failure; 2 bad argument or configuration; 3 no such application;
-            4 reset refused: a lease is held; 5 reset not confirmed; 6 reset: state changed, nothing written;
+            4 reset/import refused: a lease is held; 5 not confirmed; 6 state changed, nothing written;
             7 status printed a PROBLEM line (without --watch).`;
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
@@ -67,7 +78,83 @@ const FLAGS = {
   status: ['--config', '--stream', '--json', '--watch'],
   reset: ['--config', '--stream', '--to', '--shards', '--force', '--yes'],
   'deregister-consumer': ['--config', '--stream', '--yes'],
+  import: [
+    '--config',
+    '--stream',
+    '--from',
+    '--source-zookeeper',
+    '--source-root',
+    '--source-topology',
+    '--source-stream',
+    '--dry-run',
+    '--overwrite',
+    '--yes',
+  ],
 } as const;
+
+const VALUE_FLAGS = new Set([
+  '--config',
+  '--stream',
+  '--to',
+  '--shards',
+  '--from',
+  '--source-zookeeper',
+  '--source-root',
+  '--source-topology',
+  '--source-stream',
+]);
+
+function importCommand(
+  config: string,
+  stream: { stream?: string },
+  values: ReadonlyMap<string, string | true>,
+): ToolCommand {
+  for (const flag of ['--dry-run', '--overwrite', '--yes'] as const)
+    if (values.has(flag) && values.get(flag) !== true) throw usageError(`import: ${flag} takes no value`);
+  const text = (flag: string): string | undefined => {
+    const value = values.get(flag);
+    if (value === '') throw usageError(`import: ${flag} needs a value`);
+    return typeof value === 'string' ? value : undefined;
+  };
+  const from = text('--from');
+  if (!(SOURCES as readonly string[]).includes(from ?? ''))
+    throw usageError(`import: --from ${SOURCES.join('|')} is required${from ? ` (not ${JSON.stringify(from)})` : ''}`);
+  const kind = from as SourceKind;
+  const zookeeper = text('--source-zookeeper');
+  if (!zookeeper)
+    throw usageError("import: --source-zookeeper <host:port,...> (the old spout's ZooKeeper) is required");
+  const topology = text('--source-topology');
+  let root = text('--source-root');
+  if (kind === 'awslabs-storm-spout') {
+    if (!topology)
+      throw usageError(
+        "import: --source-topology <name> is required with awslabs-storm-spout (its paths hold the topology's name)",
+      );
+    root ??= AWSLABS_DEFAULT_PREFIX;
+  } else {
+    if (topology !== undefined)
+      throw usageError(
+        'import: --source-topology is for awslabs-storm-spout; storm-kinesis paths hold no topology name',
+      );
+    if (!root) throw usageError("import: --source-root <zkNode> is required with storm-kinesis (its ZkInfo's zkNode)");
+  }
+  const sourceStream = text('--source-stream');
+  return {
+    tool: 'import',
+    config,
+    ...stream,
+    source: {
+      from: kind,
+      zookeeper,
+      root,
+      ...(topology !== undefined && { topology }),
+      ...(sourceStream !== undefined && { stream: sourceStream }),
+    },
+    dryRun: values.has('--dry-run'),
+    overwrite: values.has('--overwrite'),
+    yes: values.has('--yes'),
+  };
+}
 
 /** Parses the arguments after the tool's name (`status`, `reset` or `deregister-consumer`). */
 export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[]): ToolCommand {
@@ -83,7 +170,7 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
       throw usageError(`${tool}: unknown argument ${JSON.stringify(arg)}; allowed: ${FLAGS[tool].join(', ')}`);
     }
     if (values.has(flag)) throw usageError(`${tool}: ${flag} given twice`);
-    const takesValue = flag === '--config' || flag === '--stream' || flag === '--to' || flag === '--shards';
+    const takesValue = VALUE_FLAGS.has(flag);
     const next = args[i + 1];
     if (inline !== undefined) values.set(flag, inline);
     else if (takesValue) {
@@ -117,6 +204,7 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
     if (values.has('--yes') && values.get('--yes') !== true) throw usageError(`${tool}: --yes takes no value`);
     return { tool, config, ...stream, yes: values.has('--yes') };
   }
+  if (tool === 'import') return importCommand(config, stream, values);
   const to = values.get('--to');
   if (typeof to !== 'string')
     throw usageError('reset: --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number> is required');

@@ -7,7 +7,7 @@ import type { Ordering } from '../config/config';
 import type { MemberRecord } from '../coordination/store';
 import { UNREADABLE_LEASE } from '../coordination/store';
 import type { Position } from '../core/position';
-import { readableShards } from '../coordination/assignment';
+import { parentDone, readableShards } from '../assignment/readable';
 import type { ApplicationSnapshot } from './snapshot';
 
 export const ShardState = {
@@ -69,13 +69,8 @@ function ownerOf(memberId: string | undefined, members: readonly MemberRecord[])
 export function shardStatuses(snapshot: ApplicationSnapshot, ordering: Ordering): ShardStatus[] {
   const listed = new Map(snapshot.listing.map((s) => [s.shardId, s]));
   const isFinished = (id: string) => isFinishedIn(snapshot, id);
-  const parentDone =
-    ordering === 'none'
-      ? () => true
-      : ordering === 'parents-emitted'
-        ? (id: string) => snapshot.ended.has(id) || isFinished(id)
-        : isFinished;
-  const readable = new Set(readableShards(snapshot.listing, isFinished, parentDone));
+  const isParentDone = parentDone(ordering, isFinished, snapshot.ended);
+  const readable = new Set(readableShards(snapshot.listing, isFinished, isParentDone));
   const known = new Set([
     ...listed.keys(),
     ...snapshot.checkpoints.keys(),
@@ -104,7 +99,7 @@ export function shardStatuses(snapshot: ApplicationSnapshot, ordering: Ordering)
       shardId,
       state,
       parents,
-      waitingOn: state === ShardState.Waiting ? parents.filter((p) => listed.has(p) && !parentDone(p)) : [],
+      waitingOn: state === ShardState.Waiting ? parents.filter((p) => listed.has(p) && !isParentDone(p)) : [],
       owner: lease === UNREADABLE_LEASE ? undefined : ownerOf(lease, snapshot.members),
       checkpoint: stored && { position: stored.position, updatedAt: stored.updatedAt, writer: stored.writer },
       startsAt: stored || snapshot.unreadable.has(shardId) || !node ? undefined : snapshot.startOf(shardId),

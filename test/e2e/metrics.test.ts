@@ -139,6 +139,7 @@ test('a registered metrics consumer receives the per-process and per-shard metri
         'retried',
         'skipped',
         'deadLettered',
+        'tooOld',
       ];
       expect([...new Set(points.flatMap((p) => Object.keys(p.value)))].sort()).toEqual([...processKeys].sort());
       expect(total(points, 'leasesTaken')).toBeGreaterThanOrEqual(3);
@@ -159,6 +160,7 @@ test('a registered metrics consumer receives the per-process and per-shard metri
         'retried',
         'skipped',
         'deadLettered',
+        'tooOld',
       ];
       const reported = new Set(shardPoints.flatMap((p) => Object.keys(p.value)));
       expect([...reported].sort()).toEqual(

@@ -36,7 +36,9 @@ export const DEFAULT_FAN_OUT_SETTINGS: FanOutSettings = {
   maxBytesPerSecond: 2 * 1024 * 1024,
   recordsPerCall: 1000,
   idleEventMs: 1000,
+  shardEnd: 'noContinuation',
   subscribeIntervalMs: 1000,
+  subscribeLimitCountsRefused: false,
   inUseWindowMs: 5000,
   activationMs: 500,
   deletionMs: 500,
@@ -69,9 +71,11 @@ export interface FanOutServer {
 
 let requestCounter = 0;
 
+/** `port`: 0 (the default) for a free one; scripts/fanout-local.ts takes a fixed one for the docs' commands. */
 export async function startFanOutServer(
   kinesisEndpoint: string,
   overrides: Partial<FanOutSettings> = {},
+  port = 0,
 ): Promise<FanOutServer> {
   const settings: FanOutSettings = { ...DEFAULT_FAN_OUT_SETTINGS, ...overrides };
   const kinesis = upstream(kinesisEndpoint);
@@ -163,6 +167,8 @@ export async function startFanOutServer(
     session.on('error', () => session.destroy());
   });
   h2.on('stream', (stream: ServerHttp2Stream, headers: Http2Headers) => {
+    // The call's arrival, for the rate limit: its headers, before its body is read.
+    const arrivedAt = performance.now();
     stream.on('error', () => stream.destroy());
     void (async () => {
       const raw = await readAll(stream);
@@ -171,7 +177,7 @@ export async function startFanOutServer(
         requests.set('h2 SubscribeToShard', (requests.get('h2 SubscribeToShard') ?? 0) + 1);
         const requestId = `fanout-${++requestCounter}`;
         try {
-          await subscriptions.subscribe(stream, parseJson(raw), requestId);
+          await subscriptions.subscribe(stream, parseJson(raw), requestId, arrivedAt);
         } catch (err) {
           send(stream, errorAnswer(err, requestId));
         }
@@ -185,7 +191,7 @@ export async function startFanOutServer(
     );
   });
 
-  const front = await sniffingServer(h2, h1);
+  const front = await sniffingServer(h2, h1, port);
 
   return {
     endpoint: `http://127.0.0.1:${front.port}`,

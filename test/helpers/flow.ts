@@ -62,11 +62,17 @@ export class Flow {
    * Starts one more spout process (a Storm task) and pumps it until the flow stops or the process dies.
    * `componentTasks`: the spout's task ids as the topology declares them (default: this task alone).
    */
-  async addSpout(taskIndex = this.spouts.length + 1, componentTasks = [taskIndex]): Promise<StormDriver> {
+  async addSpout(
+    taskIndex = this.spouts.length + 1,
+    componentTasks = [taskIndex],
+    /** The spout's script (default: the one this checkout built). */
+    script?: string,
+  ): Promise<StormDriver> {
     const driver = await StormDriver.start({
       conf: { ...this.topologyConf, 'kinesis.spout': spoutConf(this.services, this.stream, this.app, this.overrides) },
       taskId: taskIndex,
       componentTasks,
+      script,
     });
     this.spouts.push(driver);
     this.pumps.push(

@@ -93,3 +93,18 @@ test('a reset stream, exception events, throttled subscribes and a stall: read o
   await expectFlowInvariants(f, { maxDuplicates: 0, withinMs: 60_000 });
   expect(f.unexplainedEmits()).toEqual([]);
 });
+
+test('renewals every 300 ms against a server counting every arrival: no call refused for the rate, nothing reported', async () => {
+  const front = suite.front;
+  // AWS's one call per second per consumer and shard, on arrival times, refused calls counted too; subscriptions
+  // that end after 300 ms, so that the reader's own spacing is all that keeps its calls apart.
+  Object.assign(front.settings, { subscribeLimitCountsRefused: true, lifetimeMs: 300, inUseWindowMs: 200 });
+  const f = suite.flow(await suite.newStream(2));
+  const spout = await f.addSpout();
+  f.startProducer(20, 100);
+  const ofStream = () => front.subscribeCalls.filter((c) => c.consumerArn.includes(`:stream/${f.stream}/consumer/`));
+  await waitFor('twenty renewals', () => ofStream().filter((c) => c.outcome === 'ok').length >= 20, 60_000);
+  await expectFlowInvariants(f, { maxDuplicates: 0, withinMs: 60_000 });
+  expect(ofStream().filter((c) => c.outcome !== 'ok')).toEqual([]);
+  expect(spout.errors).toEqual([]);
+});

@@ -298,6 +298,28 @@ describe('the end of a shard', () => {
     expect(events.slice(0, -1).every((e) => e.ChildShards === undefined && e.ContinuationSequenceNumber)).toBe(true);
   });
 
+  it("in the reference's form (shardEnd 'continuation'): the last event carries the continuation beside ChildShards", async () => {
+    const { h1, h2 } = await setUp({ ...UNLIMITED, shardEnd: 'continuation' });
+    const s = await stream(h1);
+    const arn = await activeConsumer(h2, s.arn, 'split');
+    const sequence = await put(h1, s.name, 'before', 5);
+    const children = await splitShard(h1, s.name, SHARD0);
+    const events = await toShardEnd(h2, arn, SHARD0);
+    expect(dataOf(events)).toEqual(names('before', 0, 5));
+    const last = events.at(-1)!;
+    expect(last.ContinuationSequenceNumber).toBe(sequence.at(-1));
+    expect(last.ChildShards!.map((c) => c.ShardId).sort()).toEqual([...children].sort());
+    expect(events.slice(0, -1).every((e) => e.ChildShards === undefined && e.ContinuationSequenceNumber)).toBe(true);
+    // A closed shard with nothing read: the continuation is its ending sequence number.
+    const other = await stream(h1, 2);
+    const otherArn = await activeConsumer(h2, other.arn, 'merge');
+    await mergeShards(h1, other.name, SHARD0, SHARD1);
+    const empty = (await toShardEnd(h2, otherArn, SHARD1)).at(-1)!;
+    expect(empty.Records).toEqual([]);
+    expect(empty.ContinuationSequenceNumber).toMatch(/^\d+$/);
+    expect(empty.ChildShards).toHaveLength(1);
+  });
+
   it('after a merge: each parent ends with the merged child', async () => {
     const { h1, h2 } = await setUp();
     const s = await stream(h1, 2);
@@ -327,6 +349,34 @@ describe('call limits', () => {
     await subscribe(h2, a, SHARD1, { Type: 'LATEST' });
     await subscribe(h2, b, SHARD0, { Type: 'LATEST' });
     expect(front.subscribeCalls.map((c) => c.outcome)).toEqual(['ok', 'LimitExceededException', 'ok', 'ok']);
+  });
+
+  it('the interval on arrival times; with subscribeLimitCountsRefused a refused call starts it again', async () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (const counts of [false, true]) {
+      const { h1, h2, front } = await setUp({
+        ...UNLIMITED,
+        subscribeIntervalMs: 2_000,
+        subscribeLimitCountsRefused: counts,
+      });
+      const s = await stream(h1);
+      const arn = await activeConsumer(h2, s.arn, 'rate');
+      await subscribe(h2, arn, SHARD0, { Type: 'LATEST' });
+      await sleep(1_000);
+      expect((await rejection(subscribe(h2, arn, SHARD0, { Type: 'LATEST' }))).name).toBe('LimitExceededException');
+      // 2.5 s after the first call, 1.5 s after the refused one.
+      await sleep(1_500);
+      const third = subscribe(h2, arn, SHARD0, { Type: 'LATEST' });
+      if (counts) expect((await rejection(third)).name).toBe('LimitExceededException');
+      else await third;
+      const calls = front.subscribeCalls;
+      expect(calls.map((c) => c.outcome)).toEqual([
+        'ok',
+        'LimitExceededException',
+        counts ? 'LimitExceededException' : 'ok',
+      ]);
+      expect(calls.every((c) => c.arrivedAt <= c.at)).toBe(true);
+    }
   });
 
   it('a second subscription within the in-use window: ResourceInUseException; after it, a take-over', async () => {

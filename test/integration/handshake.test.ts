@@ -61,3 +61,18 @@ test('a warning from a module preloaded with NODE_OPTIONS reaches Storm as a log
   expect(warnings).toHaveLength(1);
   expect(driver.errors).toEqual([]);
 });
+
+test('what the deploy runs with is logged once at start, through Storm, after the pid', async () => {
+  const stream = uniqueName('stream');
+  await createStream(suite.services.client, stream, 1);
+  const driver = await start(stream, {});
+  expect(driver.frames[0]).toEqual({ pid: expect.any(Number) });
+  await expectReads(driver, stream);
+  const running = driver.logs.filter((l) => l.msg.startsWith('running with '));
+  expect(running.map((l) => l.msg)).toEqual([
+    expect.stringMatching(
+      /^running with delivery at-least-once \(every tuple tracked\), readMode \w+, balance count, ordering parents-acked, initialPosition \w+ /,
+    ),
+  ]);
+  expect(running[0].level).toBe(2);
+});

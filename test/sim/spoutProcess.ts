@@ -7,7 +7,7 @@ import type { SpoutConfig } from '../../src/config/config';
 import type { ConnectZooKeeper } from '../../src/coordination/zooKeeper';
 import { ErrorCode, SpoutError } from '../../src/errors';
 import type { Logger } from '../../src/core/log';
-import { Coordinator } from '../../src/spout/coordinator';
+import { Coordinator } from '../../src/stream/coordinator';
 import { KinesisSpout } from '../../src/spout/spout';
 import type { FaultPlan } from './faults';
 import { HeldRecords } from './heldRecords';

@@ -1,7 +1,9 @@
 /**
  * The layers of src/, read from its import lines: core/ (and errors.ts) at the bottom; kinesis/, config/,
- * multilang/ and coordination/ above it, none importing another; spout/ and tools/ above those, neither
- * importing the other; cli/ on top. And every Kinesis SDK command is built in kinesis/.
+ * multilang/ and coordination/ above it, none importing another; then lease assignment (assignment/) and the
+ * held shards (held/), neither importing the other; then one stream's coordinator (stream/) and the tools
+ * (tools/), neither importing the other; the Storm face (spout/) above those; cli/ on top. And every Kinesis
+ * SDK command is built in kinesis/.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix, relative } from 'node:path';
@@ -15,9 +17,12 @@ const LAYER: Readonly<Record<string, number>> = {
   config: 1,
   multilang: 1,
   coordination: 1,
-  spout: 2,
-  tools: 2,
-  cli: 3,
+  assignment: 2,
+  held: 2,
+  stream: 3,
+  tools: 3,
+  spout: 4,
+  cli: 5,
 };
 
 interface SourceFile {
@@ -109,7 +114,7 @@ describe('the layers of src/', () => {
   it('reads every source file and its imports', () => {
     expect(files.length).toBeGreaterThan(50);
     expect(new Set(files.map((f) => folderOf(f.path)))).toEqual(new Set(Object.keys(LAYER)));
-    const coordinator = files.find((f) => f.path === 'spout/coordinator.ts') ?? files[0];
+    const coordinator = files.find((f) => f.path === 'stream/coordinator.ts') ?? files[0];
     expect(specifiers(coordinator.text).length).toBeGreaterThan(5);
   });
 
@@ -120,8 +125,10 @@ describe('the layers of src/', () => {
   it('fails a sideways import, an upward one, and an SDK command built outside kinesis/', () => {
     const bad: SourceFile[] = [
       { path: 'config/x.ts', text: "import { LogLevel } from '../multilang/protocol';" },
-      { path: 'core/y.ts', text: "import type {\n  Session,\n} from '../spout/joining';" },
-      { path: 'tools/z.ts', text: "import { identityMismatch } from '../spout/joining';" },
+      { path: 'core/y.ts', text: "import type {\n  Session,\n} from '../stream/joining';" },
+      { path: 'tools/z.ts', text: "import { identityMismatch } from '../stream/joining';" },
+      { path: 'held/w.ts', text: "import { planRound } from '../assignment/plan';" },
+      { path: 'assignment/v.ts', text: "import type { OwnedShard } from '../held/ownedShard';" },
       {
         path: 'tools/lag.ts',
         text: "import { GetRecordsCommand, type GetRecordsCommandOutput } from '@aws-sdk/client-kinesis';\nconst c = new GetRecordsCommand({});",
@@ -137,8 +144,10 @@ describe('the layers of src/', () => {
     ];
     expect(violations(bad)).toEqual([
       'config/x.ts: imports ../multilang/protocol: config/ may not import multilang/, beside it',
-      'core/y.ts: imports ../spout/joining: core/ may not import spout/, a layer above',
-      'tools/z.ts: imports ../spout/joining: tools/ may not import spout/, beside it',
+      'core/y.ts: imports ../stream/joining: core/ may not import stream/, a layer above',
+      'tools/z.ts: imports ../stream/joining: tools/ may not import stream/, beside it',
+      'held/w.ts: imports ../assignment/plan: held/ may not import assignment/, beside it',
+      'assignment/v.ts: imports ../held/ownedShard: assignment/ may not import held/, beside it',
       'tools/lag.ts: imports GetRecordsCommand from @aws-sdk/client-kinesis: Kinesis requests are built in kinesis/',
       'tools/lag.ts: builds GetRecordsCommand: Kinesis requests are built in kinesis/',
     ]);

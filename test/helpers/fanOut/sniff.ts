@@ -17,7 +17,7 @@ export interface SniffingServer {
   sockets: Set<Socket>;
 }
 
-export async function sniffingServer(h2: Http2Server, h1: HttpServer): Promise<SniffingServer> {
+export async function sniffingServer(h2: Http2Server, h1: HttpServer, port = 0): Promise<SniffingServer> {
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
@@ -45,7 +45,7 @@ export async function sniffingServer(h2: Http2Server, h1: HttpServer): Promise<S
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(port, '127.0.0.1', () => resolve());
   });
   return { server, port: (server.address() as { port: number }).port, sockets };
 }

@@ -6,8 +6,11 @@
  * - Every event carries `ContinuationSequenceNumber` (the last record pushed: AFTER_SEQUENCE_NUMBER it is
  *   the next record) and `MillisBehindLatest`. With nothing to push, an empty event at most every
  *   `idleEventMs` (once the continuation is known).
- * - A closed shard read to its end: a last event with no records, no ContinuationSequenceNumber and the
- *   `ChildShards`, as AWS sends it; then the stream ends.
+ * - A closed shard read to its end: a last event with the `ChildShards`, then the stream ends. Its form is
+ *   `shardEnd`: `noContinuation` (no records, no ContinuationSequenceNumber: the form the project's emulators
+ *   and KCL's tests use), or `continuation`, the API reference's letter (ContinuationSequenceNumber is required
+ *   in every event, ChildShards comes only at the end): the shard's last records, if the last read had any,
+ *   and the continuation (the last record, else the shard's ending sequence number) beside the children.
  * - After `lifetimeMs` the stream ends (END_STREAM, no error), as AWS ends a subscription after 5 minutes.
  * - Back-pressure: when `stream.write` says the HTTP/2 window is full, nothing more is read from
  *   kinesis-local until 'drain', so a client that stops reading holds the server (and its memory) still.
@@ -26,6 +29,8 @@ export interface SubscriptionSettings {
   maxBytesPerSecond: number;
   recordsPerCall: number;
   idleEventMs: number;
+  /** The last event's form (see above). */
+  shardEnd: 'noContinuation' | 'continuation';
 }
 
 export type EndReason =
@@ -132,6 +137,12 @@ export class Subscription implements SubscriptionStats {
       const records = this.skipped(page.Records ?? []);
       this.iterator = page.NextShardIterator ?? null;
       const behind = page.MillisBehindLatest ?? 0;
+      if (records.length > 0 && this.iterator === null && this.settings.shardEnd === 'continuation') {
+        // The reference's form: the shard's last records arrive in the event that ends it.
+        await this.shardEnd(page, records);
+        this.recordsPushed += records.length;
+        return;
+      }
       if (records.length > 0) {
         this.continuation = records[records.length - 1].SequenceNumber;
         await this.pushEvent({
@@ -196,10 +207,29 @@ export class Subscription implements SubscriptionStats {
     return records.slice(first);
   }
 
-  /** The last event of a closed shard read to its end: no records, no continuation, the children; then the end. */
-  private async shardEnd(page: GetRecordsPage | undefined): Promise<void> {
-    await this.pushEvent({ Records: [], MillisBehindLatest: 0, ChildShards: await this.childShards(page) });
+  /** The last event of a closed shard read to its end, in the `shardEnd` form, with `records` (its last ones); then the end. */
+  private async shardEnd(page: GetRecordsPage | undefined, records: KinesisRecord[] = []): Promise<void> {
+    const ChildShards = await this.childShards(page);
+    if (this.settings.shardEnd === 'noContinuation') {
+      await this.pushEvent({ Records: [], MillisBehindLatest: 0, ChildShards });
+    } else {
+      if (records.length > 0) this.continuation = records[records.length - 1].SequenceNumber;
+      const continuation = this.continuation ?? (await this.endingSequenceNumber());
+      await this.pushEvent({
+        Records: records,
+        ContinuationSequenceNumber: continuation,
+        MillisBehindLatest: page?.MillisBehindLatest ?? 0,
+        ChildShards,
+      });
+    }
     this.end('shardEnd');
+  }
+
+  /** A closed shard's last sequence number, as the listing gives it: the continuation of an end with nothing read. */
+  private async endingSequenceNumber(): Promise<string | undefined> {
+    const shards = await listShards(this.kinesis, this.consumer.streamName);
+    const shard = shards.find((s) => s.ShardId === this.shardId);
+    return shard?.SequenceNumberRange.EndingSequenceNumber ?? undefined;
   }
 
   private async childShards(page: GetRecordsPage | undefined): Promise<unknown[]> {

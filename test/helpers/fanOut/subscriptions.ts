@@ -3,8 +3,9 @@
  *
  * Checked in this order, each an HTTP 400 with AWS's JSON error:
  * 1. the request's shape (InvalidArgumentException), an injected refusal;
- * 2. one call per `subscribeIntervalMs` (1 s) per consumer and shard: LimitExceededException (a refused call
- *    does not use the allowance up);
+ * 2. one call per `subscribeIntervalMs` (1 s) per consumer and shard, on the calls' arrival times (when the
+ *    request's headers arrive): LimitExceededException. A refused call does not use the allowance up, unless
+ *    `subscribeLimitCountsRefused`: then every call counts, and a client retrying too soon is refused again;
  * 3. the consumer exists (ResourceNotFoundException) and is ACTIVE (ResourceInUseException);
  * 4. a successful call for the same consumer and shard less than `inUseWindowMs` (5 s) ago:
  *    ResourceInUseException;
@@ -21,6 +22,8 @@ import { KinesisError, type Upstream } from './upstream';
 
 export interface SubscribeLimits {
   subscribeIntervalMs: number;
+  /** A call refused for the rate counts as a call too (the interval starts again at its arrival). */
+  subscribeLimitCountsRefused: boolean;
   inUseWindowMs: number;
 }
 
@@ -29,7 +32,9 @@ export interface SubscribeCall {
   shardId: string;
   /** `ok`, or the error type answered. */
   outcome: string;
+  /** When it was answered, and when its headers arrived (performance.now()). */
   at: number;
+  arrivedAt: number;
 }
 
 const EVENT_STREAM = 'application/vnd.amazon.eventstream';
@@ -54,15 +59,20 @@ export class Subscriptions {
   }
 
   /** Serves one SubscribeToShard: an event stream, or a thrown KinesisError for the caller to answer. */
-  async subscribe(stream: ServerHttp2Stream, body: Record<string, unknown>, requestId: string): Promise<void> {
+  async subscribe(
+    stream: ServerHttp2Stream,
+    body: Record<string, unknown>,
+    requestId: string,
+    arrivedAt = performance.now(),
+  ): Promise<void> {
     const consumerArn = typeof body.ConsumerARN === 'string' ? body.ConsumerARN : '';
     const shardId = typeof body.ShardId === 'string' ? body.ShardId : '';
     try {
-      await this.start(stream, consumerArn, shardId, body, requestId);
-      this.calls.push({ consumerArn, shardId, outcome: 'ok', at: performance.now() });
+      await this.start(stream, consumerArn, shardId, body, requestId, arrivedAt);
+      this.calls.push({ consumerArn, shardId, outcome: 'ok', at: performance.now(), arrivedAt });
     } catch (err) {
       const outcome = err instanceof KinesisError ? err.type : 'InternalFailure';
-      this.calls.push({ consumerArn, shardId, outcome, at: performance.now() });
+      this.calls.push({ consumerArn, shardId, outcome, at: performance.now(), arrivedAt });
       throw err;
     }
   }
@@ -89,6 +99,7 @@ export class Subscriptions {
     shardId: string,
     body: Record<string, unknown>,
     requestId: string,
+    arrivedAt: number,
   ): Promise<void> {
     if (!consumerArn) throw invalid('ConsumerARN is required');
     if (!shardId) throw invalid('ShardId is required');
@@ -103,17 +114,18 @@ export class Subscriptions {
     if (refusal?.rule.kind === 'refuse')
       throw new KinesisError(refusal.rule.status ?? 400, refusal.rule.type, refusal.rule.message ?? 'injected');
 
-    const { subscribeIntervalMs, inUseWindowMs } = this.settings();
+    const { subscribeIntervalMs, subscribeLimitCountsRefused, inUseWindowMs } = this.settings();
     const key = `${consumerArn} ${shardId}`;
-    const now = Date.now();
+    const now = arrivedAt;
     const admitted = this.admittedAt.get(key);
-    if (admitted !== undefined && now - admitted < subscribeIntervalMs)
+    const tooSoon = admitted !== undefined && now - admitted < subscribeIntervalMs;
+    if (!tooSoon || subscribeLimitCountsRefused) this.admittedAt.set(key, now);
+    if (tooSoon)
       throw new KinesisError(
         400,
         'LimitExceededException',
         `Rate exceeded for consumer ${consumerArn} and shard ${shardId}: one SubscribeToShard per ${subscribeIntervalMs} ms`,
       );
-    this.admittedAt.set(key, now);
     if (!known) throw new KinesisError(400, 'ResourceNotFoundException', `Consumer ${consumerArn} not found`);
     if (known.status !== 'ACTIVE')
       throw new KinesisError(400, 'ResourceInUseException', `Consumer ${consumerArn} is ${known.status}, not ACTIVE`);
@@ -137,7 +149,7 @@ export class Subscriptions {
     this.open
       .get(key)
       ?.end('takenOver', 'ResourceInUseException', `Subscription to ${shardId} taken over by a new call`);
-    this.succeededAt.set(key, Date.now());
+    this.succeededAt.set(key, performance.now());
     stream.respond({ ':status': 200, 'content-type': EVENT_STREAM, 'x-amzn-requestid': requestId });
     const subscription = new Subscription(
       stream,

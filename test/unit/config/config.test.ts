@@ -39,6 +39,20 @@ describe('configuration', () => {
     expect(() => at(6)).toThrow('bad configuration: kinesis.spout.maxGetRecordsPerSecond = 6: must be <= 5');
   });
 
+  it('takes a record-age limit in whole milliseconds from 1 s to 365 days, none by default', () => {
+    const at = (value: unknown) =>
+      validateConfig({ ...minimal, applicationName: 'a', maxRecordAgeMs: value }).maxRecordAgeMs;
+    expect(validateConfig({ ...minimal, applicationName: 'a' }).maxRecordAgeMs).toBeUndefined();
+    expect(at(60_000)).toBe(60_000);
+    expect(at(365 * 86_400_000)).toBe(365 * 86_400_000);
+    const allowed =
+      'must be whole milliseconds from 1000 (1 s; below that a caught-up shard polled once a second would skip records for the poll alone) to 31536000000 (365 days, the longest retention); leave it out for no limit';
+    for (const bad of [-1, 0, 999, 1500.5, '60s', 365 * 86_400_000 + 1, null])
+      expect(() => at(bad)).toThrow(
+        `bad configuration: kinesis.spout.maxRecordAgeMs = ${JSON.stringify(bad)}: ${allowed}`,
+      );
+  });
+
   it('merges the conf over a JSON file named on the command line', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'conf-')), 'spout.json');
     writeFileSync(
@@ -76,7 +90,7 @@ describe('configuration', () => {
       'kinesis.spout.dataFormat = "xml": allowed: "utf8", "base64", "json"',
     ],
     [
-      { region: 'r', applicationName: 'a', zookeeper: { connect: 'x' } },
+      { region: 'us-east-1', applicationName: 'a', zookeeper: { connect: 'x' } },
       'kinesis.spout.streamName = (missing): exactly one of streamName or streamArn is required',
     ],
     [
@@ -113,7 +127,23 @@ describe('configuration', () => {
     ],
     [
       { ...minimal, applicationName: 'a', region: 'us east 1' },
-      'kinesis.spout.region = "us east 1": must be an AWS region name such as "us-east-1" (letters, digits and dashes)',
+      'kinesis.spout.region = "us east 1": must be an AWS region name: words and a number joined by dashes, such as "us-east-1", "eu-central-2" or "us-gov-west-1"',
+    ],
+    [
+      { ...minimal, applicationName: 'a', region: 'us-east1' },
+      'kinesis.spout.region = "us-east1": must be an AWS region name: words and a number joined by dashes',
+    ],
+    [
+      { ...minimal, applicationName: 'a', outputFeilds: ['data'] },
+      'kinesis.spout.outputFeilds = ["data"]: unknown key; did you mean outputFields? allowed keys: streamName',
+    ],
+    [
+      { ...minimal, applicationName: 'a', zookeeper: { conect: 'x' } },
+      'kinesis.spout.zookeeper.conect = "x": unknown key; did you mean connect? allowed keys: connect, sessionTimeoutMs, root, auth',
+    ],
+    [
+      { ...minimal, applicationName: 'a', zookeeper: { connect: 'x', auth: { scheme: 'digest', paylod: 'u:secret' } } },
+      'kinesis.spout.zookeeper.auth.paylod = (hidden): unknown key; did you mean payload?',
     ],
     [
       { ...minimal, applicationName: 'a', retry: { maxRetries: -2 } },
@@ -176,5 +206,20 @@ describe('configuration', () => {
 
   it('reports an unreadable file by name', () => {
     expect(() => loadConfig({}, '/nonexistent/spout.json')).toThrow(/bad configuration file \/nonexistent\/spout.json/);
+  });
+});
+
+describe('a region', () => {
+  it.each(['us-east-1', 'eu-central-2', 'us-gov-west-1', 'us-isob-east-1', 'eusc-de-east-1', 'xx-future-9'])(
+    '%s has the shape of one',
+    (region) => {
+      expect(validateConfig({ ...minimal, applicationName: 'a', region }).region).toBe(region);
+    },
+  );
+
+  it.each(['us-east1', 'useast-1', 'US-EAST-1', 'local', 'us-east-1 ', 'us_east_1'])('%s has not', (region) => {
+    expect(() => validateConfig({ ...minimal, applicationName: 'a', region })).toThrow(
+      `kinesis.spout.region = ${JSON.stringify(region)}: must be an AWS region name`,
+    );
   });
 });

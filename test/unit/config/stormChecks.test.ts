@@ -2,7 +2,13 @@ import { validateConfig } from '../../../src/config/config';
 import { checkOutputFields, JSON_SMART_CLASSES, kryoWarning } from '../../../src/config/stormChecks';
 
 const config = (extra: Record<string, unknown> = {}) =>
-  validateConfig({ region: 'r', streamName: 's', applicationName: 'a', zookeeper: { connect: 'z:1' }, ...extra });
+  validateConfig({
+    region: 'us-east-1',
+    streamName: 's',
+    applicationName: 'a',
+    zookeeper: { connect: 'z:1' },
+    ...extra,
+  });
 const context = (fields?: Record<string, string[]>) => ({
   taskid: 1,
   componentid: 'k',
@@ -44,6 +50,25 @@ describe('checks against the topology', () => {
     );
     // Skipping needs no such stream.
     expect(() => checkOutputFields(config({ outputFields: ['data', 'shardId'] }), context(tuples))).not.toThrow();
+  });
+
+  it('with maxRecordAgeMs, dead letters also carry reason and ageMs', () => {
+    const letters = config({
+      outputFields: ['data'],
+      maxRecordAgeMs: 60_000,
+      retry: { onExhausted: 'deadLetter', deadLetterStream: 'poison' },
+    });
+    const poison = ['data', 'attempts', 'lastFailureTime', 'reason', 'ageMs'];
+    expect(() => checkOutputFields(letters, context({ default: ['data'], poison }))).not.toThrow();
+    expect(() =>
+      checkOutputFields(letters, context({ default: ['data'], poison: ['data', 'attempts', 'lastFailureTime'] })),
+    ).toThrow(
+      'kinesis.spout.retry.onExhausted = "deadLetter" with maxRecordAgeMs: dead letters carry the output fields then attempts, lastFailureTime, reason, ageMs, ["data","attempts","lastFailureTime","reason","ageMs"]: must equal',
+    );
+    // Skipped, too old records need no stream.
+    expect(() =>
+      checkOutputFields(config({ outputFields: ['data'], maxRecordAgeMs: 60_000 }), context({ default: ['data'] })),
+    ).not.toThrow();
   });
 
   it('warns when JSON data would meet Kryo without the json-smart classes registered', () => {

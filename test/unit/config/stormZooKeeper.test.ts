@@ -86,7 +86,7 @@ describe('ZooKeeper credentials', () => {
     const config = loadConfig({
       ...topologyAuth('storm:topsecret'),
       'topology.name': 'topo',
-      'kinesis.spout': { region: 'r', streamName: 's', zookeeper: { connect: 'z:1' } },
+      'kinesis.spout': { region: 'us-east-1', streamName: 's', zookeeper: { connect: 'z:1' } },
     });
     const text = startNotes(config)
       .map((n) => n.message)
@@ -101,7 +101,7 @@ describe('applicationName', () => {
     const notes = startNotes(
       loadConfig({
         'topology.name': 'topo',
-        'kinesis.spout': { region: 'r', streamName: 's', zookeeper: { connect: 'z:1' } },
+        'kinesis.spout': { region: 'us-east-1', streamName: 's', zookeeper: { connect: 'z:1' } },
       }),
     );
     const warning = notes.find((n) => n.message.startsWith('WARNING: kinesis.spout.applicationName is not set'));

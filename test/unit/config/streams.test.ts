@@ -71,7 +71,25 @@ describe('streams', () => {
     ],
     [
       { ...base, streams: [{ streamName: 'a', outputFields: ['data'] }] },
-      'kinesis.spout.streams[0].outputFields = ["data"]: unknown key; allowed keys: streamName, streamArn, region, initialPosition, outputStream, consumerArn',
+      'kinesis.spout.streams[0].outputFields = ["data"]: unknown key; outputFields is a key of kinesis.spout itself (for every stream), not of this entry; allowed keys: streamName, streamArn, region, initialPosition, outputStream, consumerArn',
+    ],
+    [
+      // The key, with its path, not the value; and the key it was meant to be.
+      { ...base, streams: [{ streamName: 'a' }, { streamName: 'b', outputFeilds: ['data'] }] },
+      'kinesis.spout.streams[1].outputFeilds = ["data"]: unknown key; did you mean outputFields? outputFields is a key of kinesis.spout itself',
+    ],
+    [
+      // A misspelt streamName is a typo, not a missing streamName.
+      { ...base, streams: [{ streamName: 'a' }, { streamNme: 'b' }] },
+      'kinesis.spout.streams[1].streamNme = "b": unknown key; did you mean streamName? allowed keys: streamName, streamArn',
+    ],
+    [
+      { ...base, streams: [{ streamName: 'a', regoin: 'eu-west-1' }] },
+      'kinesis.spout.streams[0].regoin = "eu-west-1": unknown key; did you mean region?',
+    ],
+    [
+      { ...base, streams: [{ streamName: 'a', banana: 1 }] },
+      'kinesis.spout.streams[0].banana = 1: unknown key; allowed keys: streamName',
     ],
     [
       { ...base, streams: [{ streamName: 'a' }, { streamName: 'b', initialPosition: 'EARLIEST' }] },

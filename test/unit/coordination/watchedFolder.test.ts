@@ -2,7 +2,7 @@
 import { WatchedFolder } from '../../../src/coordination/watchedFolder';
 import type { NodeData, ZooKeeper } from '../../../src/coordination/zooKeeper';
 import { CoordinationStore, UNREADABLE_LEASE } from '../../../src/coordination/store';
-import { MemoryZooKeeper } from '../spout/fakes/memoryZooKeeper';
+import { MemoryZooKeeper } from '../fakes/memoryZooKeeper';
 
 const FOLDER = '/app/stream/leases';
 

@@ -12,7 +12,7 @@ import {
   type ConsumerRef,
 } from '../../../src/kinesis/consumer';
 import { kinesisProblem } from '../../../src/kinesis/errors';
-import { ManualClock, settle } from '../spout/fakes/manualClock';
+import { ManualClock, settle } from '../fakes/manualClock';
 import { kinesisError } from './fakeSubscriptions';
 
 const STREAM_ARN = 'arn:aws:kinesis:us-east-1:123456789012:stream/s';
@@ -143,5 +143,34 @@ describe('the stream consumer', () => {
     const { kinesis, calls } = fakeKinesis({});
     expect(await deregisterConsumer(kinesis, STREAM_ARN, { consumerName: 'app' })).toBe(true);
     expect(calls).toEqual(['DeregisterStreamConsumer']);
+  });
+});
+
+describe("the consumer's state (what a ResourceInUse refusal of SubscribeToShard may mean)", () => {
+  it('is described once for every reader asking within a moment, and again later', async () => {
+    const { kinesis, calls } = fakeKinesis({ statuses: ['DELETING', 'ACTIVE'] });
+    const { consumer, clock } = consumerOf(kinesis, { consumerName: 'app' });
+    const states = await Promise.all([consumer.state(), consumer.state(), consumer.state()]);
+    expect(states).toEqual(['DELETING', 'DELETING', 'DELETING']);
+    expect(calls.filter((c) => c === 'DescribeStreamConsumer')).toHaveLength(1);
+    await clock.advance(2_000);
+    expect(await consumer.state()).toBe('ACTIVE');
+    expect(calls.filter((c) => c === 'DescribeStreamConsumer')).toHaveLength(2);
+  });
+
+  it('is GONE when Kinesis does not know it; a failed describe is not kept', async () => {
+    let answer: () => unknown = () => {
+      throw kinesisError('ResourceNotFoundException');
+    };
+    const { kinesis } = fakeKinesis({ describe: () => answer() });
+    const { consumer } = consumerOf(kinesis, { consumerArn: ARN });
+    expect(await consumer.state()).toBe('GONE');
+    const { consumer: other } = consumerOf(kinesis, { consumerArn: ARN });
+    answer = () => {
+      throw kinesisError('InternalFailureException');
+    };
+    await expect(other.state()).rejects.toMatchObject({ name: 'InternalFailureException' });
+    answer = () => ({ ConsumerDescription: { ConsumerARN: ARN, ConsumerStatus: 'ACTIVE' } });
+    expect(await other.state()).toBe('ACTIVE');
   });
 });

@@ -111,7 +111,7 @@ export class FakeSubscriptions {
 export function event(
   seqs: string[],
   continuation: string | undefined,
-  extra: { MillisBehindLatest?: number; ChildShards?: { ShardId: string }[] } = {},
+  extra: { MillisBehindLatest?: number; ChildShards?: { ShardId: string; ParentShards?: string[] }[] } = {},
 ): unknown {
   return {
     SubscribeToShardEvent: {
@@ -123,7 +123,7 @@ export function event(
       })),
       ContinuationSequenceNumber: continuation,
       MillisBehindLatest: extra.MillisBehindLatest ?? 0,
-      ChildShards: extra.ChildShards?.map((c) => ({ ...c, ParentShards: ['s-0'], HashKeyRange: undefined })),
+      ChildShards: extra.ChildShards?.map((c) => ({ ParentShards: ['s-0'], ...c, HashKeyRange: undefined })),
     },
   };
 }

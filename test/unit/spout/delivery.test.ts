@@ -1,11 +1,11 @@
 /** Delivery modes on one shard and in the spout's answers: when a record may be emitted, with which id, what a fail does. */
 import { validateConfig } from '../../../src/config/config';
-import { frozenScheduler } from './fakes/frozenScheduler';
+import { frozenScheduler } from '../fakes/frozenScheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
-import { LateOutcomes } from '../../../src/spout/lateOutcomes';
-import { SpoutMetrics } from '../../../src/spout/metrics';
-import { OwnedShard } from '../../../src/spout/ownedShard';
-import { covers, deliveryOf } from '../../../src/spout/shard/delivery';
+import { LateOutcomes } from '../../../src/held/lateOutcomes';
+import { SpoutMetrics } from '../../../src/held/metrics';
+import { OwnedShard } from '../../../src/held/ownedShard';
+import { covers, deliveryOf } from '../../../src/held/delivery';
 import { KinesisSpout } from '../../../src/spout/spout';
 
 const scheduler = frozenScheduler;
@@ -28,8 +28,8 @@ function setUp(overrides: Record<string, unknown>) {
     ...overrides,
   });
   const shard = new OwnedShard('s', 0, { delivery: deliveryOf(config) });
-  shard.phase = { kind: 'reading', paused: false };
-  shard.stored = { position: { kind: 'TRIM_HORIZON' }, version: 0 };
+  shard.enter({ kind: 'reading', paused: false });
+  shard.checkpointStored({ position: { kind: 'TRIM_HORIZON' }, version: 0 });
   const spout = new KinesisSpout(
     config,
     {
@@ -60,13 +60,13 @@ describe('at-most-once', () => {
     expect(next()).toEqual([]);
     // One write covers the batch: past its last record.
     expect(shard.committable()).toEqual({ kind: 'AFTER', sequenceNumber: '3' });
-    shard.stored = { position: { kind: 'AFTER', sequenceNumber: '3' }, version: 1 };
+    shard.checkpointStored({ position: { kind: 'AFTER', sequenceNumber: '3' }, version: 1 });
     expect(next()).toEqual([undefined, undefined, undefined]);
     expect(shard.inFlight.size).toBe(0);
     // The next batch waits for its own write.
     shard.push(records('4', '5'));
     expect(next()).toEqual([]);
-    shard.stored = { position: { kind: 'AFTER', sequenceNumber: '4' }, version: 2 };
+    shard.checkpointStored({ position: { kind: 'AFTER', sequenceNumber: '4' }, version: 2 });
     expect(next()).toHaveLength(1);
   });
 
@@ -75,14 +75,14 @@ describe('at-most-once', () => {
     shard.push(records('1', '2'));
     expect(shard.committable()).toEqual({ kind: 'AFTER', sequenceNumber: '2' });
     shard.push(records('3'));
-    shard.phase = { kind: 'releasing', deadline: 10_000, reason: 'test' };
+    shard.enter({ kind: 'releasing', deadline: 10_000, reason: 'test' });
     shard.dropBuffer();
     expect(shard.buffered).toBe(2);
     expect(shard.committable()).toBeUndefined();
     // Its release waits for them...
     expect(shard.awaited).toBe(2);
     // ...and once the write in flight is stored, they are emitted (the next holder reads after 2).
-    shard.stored = { position: { kind: 'AFTER', sequenceNumber: '2' }, version: 1 };
+    shard.checkpointStored({ position: { kind: 'AFTER', sequenceNumber: '2' }, version: 1 });
     expect(next()).toHaveLength(2);
     expect(shard.awaited).toBe(0);
   });
@@ -91,7 +91,7 @@ describe('at-most-once', () => {
     const { shard, spout, next } = setUp({ delivery: 'at-most-once', tupleTracking: true });
     shard.push(records('1', '2'));
     shard.committable();
-    shard.stored = { position: { kind: 'AFTER', sequenceNumber: '2' }, version: 1 };
+    shard.checkpointStored({ position: { kind: 'AFTER', sequenceNumber: '2' }, version: 1 });
     expect(next()).toEqual(['s:1', 's:2']);
     expect(shard.inFlight.size).toBe(2);
     spout.fail('s:1', noDeadLetters);
@@ -141,7 +141,7 @@ describe('none', () => {
     expect(next()).toEqual(['s:1', 's:2']);
     spout.fail('s:1', noDeadLetters);
     expect(shard.inFlight.size).toBe(1);
-    shard.phase = { kind: 'releasing', deadline: 10_000, reason: 'test' };
+    shard.enter({ kind: 'releasing', deadline: 10_000, reason: 'test' });
     expect(shard.awaited).toBe(0);
     expect(next()).toEqual([]);
   });
@@ -157,7 +157,7 @@ describe('at-least-once (the default) is unchanged', () => {
     expect(shard.committable()).toEqual({ kind: 'AFTER', sequenceNumber: '1' });
     spout.fail('s:2', noDeadLetters);
     expect(shard.pendingRetries).toBe(1);
-    shard.phase = { kind: 'releasing', deadline: 10_000, reason: 'test' };
+    shard.enter({ kind: 'releasing', deadline: 10_000, reason: 'test' });
     expect(shard.awaited).toBe(1);
   });
 });

@@ -2,9 +2,9 @@
 import { validateConfig } from '../../../src/config/config';
 import type { Scheduler } from '../../../src/core/scheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
-import { LateOutcomes } from '../../../src/spout/lateOutcomes';
-import { SpoutMetrics } from '../../../src/spout/metrics';
-import { OwnedShard } from '../../../src/spout/ownedShard';
+import { LateOutcomes } from '../../../src/held/lateOutcomes';
+import { SpoutMetrics } from '../../../src/held/metrics';
+import { OwnedShard } from '../../../src/held/ownedShard';
 import { KinesisSpout, type ShardSource } from '../../../src/spout/spout';
 
 let clock = 1_000;
@@ -20,7 +20,7 @@ const scheduler: Scheduler = {
 function setUp() {
   clock = 1_000;
   const shard = new OwnedShard('shardId-000000000001', 0);
-  shard.phase = { kind: 'draining', endedAt: 0, announced: false };
+  shard.enter({ kind: 'draining', endedAt: 0, announced: false });
   const records: KinesisRecord[] = ['1', '2'].map((sequenceNumber) => ({
     shardId: shard.shardId,
     sequenceNumber,

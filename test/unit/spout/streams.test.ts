@@ -1,17 +1,17 @@
 /** The spout over several streams: one shard id in two streams, ids that tell them apart, acks routed, trust per stream. */
 import { streamConfigs, validateConfig } from '../../../src/config/config';
-import { frozenScheduler } from './fakes/frozenScheduler';
+import { frozenScheduler } from '../fakes/frozenScheduler';
 import type { KinesisRecord } from '../../../src/kinesis/records';
-import { LateOutcomes } from '../../../src/spout/lateOutcomes';
-import { mergeReports, SpoutMetrics } from '../../../src/spout/metrics';
-import { OwnedShard } from '../../../src/spout/ownedShard';
+import { LateOutcomes } from '../../../src/held/lateOutcomes';
+import { mergeReports, SpoutMetrics } from '../../../src/held/metrics';
+import { OwnedShard } from '../../../src/held/ownedShard';
 import { KinesisSpout, type ShardSource } from '../../../src/spout/spout';
 
 const scheduler = frozenScheduler;
 
 function source(sequenceNumbers: string[]): ShardSource & { trusted: number; shard: OwnedShard } {
   const shard = new OwnedShard('shardId-000000000000', 0);
-  shard.phase = { kind: 'draining', endedAt: 0, announced: false };
+  shard.enter({ kind: 'draining', endedAt: 0, announced: false });
   shard.push(
     sequenceNumbers.map(
       (sequenceNumber): KinesisRecord => ({
@@ -37,7 +37,7 @@ function source(sequenceNumbers: string[]): ShardSource & { trusted: number; sha
 
 function setUp() {
   const config = validateConfig({
-    region: 'r',
+    region: 'us-east-1',
     applicationName: 'a',
     zookeeper: { connect: 'z:1' },
     outputFields: ['streamName', 'shardId', 'sequenceNumber'],

@@ -104,3 +104,59 @@ describe('parseTarget', () => {
     expect(() => parseTarget(text)).toThrow('allowed: TRIM_HORIZON, LATEST, an ISO-8601 timestamp');
   });
 });
+
+describe('parseToolArgs import', () => {
+  const base = ['--config', 'c.json', '--source-zookeeper', 'zk1:2181'];
+  it('reads an awslabs import, its prefix defaulting to kinesis_storm_spout', () => {
+    expect(
+      parseToolArgs('import', [...base, '--from', 'awslabs-storm-spout', '--source-topology', 'old', '--dry-run']),
+    ).toEqual({
+      tool: 'import',
+      config: 'c.json',
+      source: { from: 'awslabs-storm-spout', zookeeper: 'zk1:2181', root: 'kinesis_storm_spout', topology: 'old' },
+      dryRun: true,
+      overwrite: false,
+      yes: false,
+    });
+  });
+
+  it('reads a storm-kinesis import with its zkNode and another source stream', () => {
+    expect(
+      parseToolArgs('import', [
+        ...base,
+        '--from=storm-kinesis',
+        '--source-root',
+        '/committed',
+        '--source-stream',
+        'old-stream',
+        '--stream',
+        'new-stream',
+        '--overwrite',
+        '--yes',
+      ]),
+    ).toEqual({
+      tool: 'import',
+      config: 'c.json',
+      stream: 'new-stream',
+      source: { from: 'storm-kinesis', zookeeper: 'zk1:2181', root: '/committed', stream: 'old-stream' },
+      dryRun: false,
+      overwrite: true,
+      yes: true,
+    });
+  });
+
+  it.each([
+    [[...base], '--from awslabs-storm-spout|storm-kinesis is required'],
+    [[...base, '--from', 'kcl'], 'is required (not "kcl")'],
+    [['--config', 'c.json', '--from', 'storm-kinesis', '--source-root', 'x'], '--source-zookeeper'],
+    [[...base, '--from', 'awslabs-storm-spout'], '--source-topology <name> is required'],
+    [[...base, '--from', 'storm-kinesis'], '--source-root <zkNode> is required'],
+    [
+      [...base, '--from', 'storm-kinesis', '--source-root', 'x', '--source-topology', 't'],
+      'storm-kinesis paths hold no topology name',
+    ],
+    [[...base, '--from', 'storm-kinesis', '--source-root', 'x', '--to', 'LATEST'], 'unknown argument "--to"'],
+  ])('refuses %j', (args, message) => {
+    expect(() => parseToolArgs('import', args)).toThrow(message);
+  });
+});

@@ -49,7 +49,7 @@ function snapshot(
 
 const config = validateConfig({
   streamName: 's',
-  region: 'r',
+  region: 'us-east-1',
   applicationName: 'app',
   zookeeper: { connect: 'z:2181' },
 });

@@ -4,7 +4,7 @@ import { selectStreams } from '../../../src/tools/application';
 import { parseToolArgs } from '../../../src/tools/args';
 import { ExitCode, ToolError } from '../../../src/tools/exitCodes';
 
-const base = { region: 'r', applicationName: 'a', zookeeper: { connect: 'z:1' } };
+const base = { region: 'us-east-1', applicationName: 'a', zookeeper: { connect: 'z:1' } };
 const several = validateConfig({
   ...base,
   streams: [{ streamName: 'orders' }, { streamArn: 'arn:aws:kinesis:eu-west-1:123456789012:stream/clicks' }],

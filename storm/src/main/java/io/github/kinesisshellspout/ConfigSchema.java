@@ -46,6 +46,13 @@ final class ConfigSchema {
         }
     }
 
+    /**
+     * What a region looks like: words of letters and a number, joined by dashes. The same
+     * shape (and words) as the process's check, src/config/region.ts.
+     */
+    static final String REGION_SHAPE = "must be an AWS region name: words and a number joined by dashes, "
+        + "such as \"us-east-1\", \"eu-central-2\" or \"us-gov-west-1\"";
+
     /** @throws IllegalArgumentException {@code bad configuration: kinesis.spout.<key> = <value>: <what is allowed>} */
     void validate(Map<String, Object> spoutConf) {
         String problem = check(schema, spoutConf, KinesisShellSpout.CONF_KEY);
@@ -55,10 +62,17 @@ final class ConfigSchema {
     }
 
     /** The first problem of {@code value} at {@code key}, or null. */
-    private static String check(Map<String, Object> s, Object value, String key) {
+    private String check(Map<String, Object> s, Object value, String key) {
         Object type = s.get("type");
         if (type != null && !hasType(value, (String) type)) {
             return bad(key, value, "must be " + article((String) type));
+        }
+        // A misspelt key first: `streamNme` is a typo to name, not a missing streamName.
+        if (value instanceof Map && Boolean.FALSE.equals(s.get("additionalProperties"))) {
+            String problem = unknownKey(s, asObject(value), key);
+            if (problem != null) {
+                return problem;
+            }
         }
         if (s.containsKey("oneOf")) {
             String problem = checkOneOf(s, value, key);
@@ -84,7 +98,7 @@ final class ConfigSchema {
         return null;
     }
 
-    private static String checkOneOf(Map<String, Object> s, Object value, String key) {
+    private String checkOneOf(Map<String, Object> s, Object value, String key) {
         List<Map<String, Object>> alternatives = asList(s.get("oneOf")).stream().map(ConfigSchema::asObject)
             .collect(Collectors.toList());
         long matching = alternatives.stream().filter(alt -> check(alt, value, key) == null).count();
@@ -106,6 +120,9 @@ final class ConfigSchema {
     }
 
     private static String checkString(Map<String, Object> s, String value, String key) {
+        if (s.containsKey("pattern") && key.matches("(.*\\.)?region") && !Pattern.compile((String) s.get("pattern")).matcher(value).find()) {
+            return bad(key, value, REGION_SHAPE);
+        }
         int length = value.codePointCount(0, value.length());
         if (s.containsKey("minLength") && length < asInt(s.get("minLength"))) {
             return bad(key, value, "must have at least " + s.get("minLength") + " character(s)");
@@ -136,7 +153,7 @@ final class ConfigSchema {
         return null;
     }
 
-    private static String checkList(Map<String, Object> s, List<?> value, String key) {
+    private String checkList(Map<String, Object> s, List<?> value, String key) {
         if (s.containsKey("minItems") && value.size() < asInt(s.get("minItems"))) {
             return bad(key, value, "must have at least " + s.get("minItems") + " item(s)");
         }
@@ -145,16 +162,78 @@ final class ConfigSchema {
         }
         if (s.containsKey("items")) {
             for (int i = 0; i < value.size(); i++) {
-                String problem = check(asObject(s.get("items")), value.get(i), "item");
+                String problem = check(asObject(s.get("items")), value.get(i), key + "[" + i + "]");
                 if (problem != null) {
-                    return bad(key, value, "item " + i + ": " + problem.substring(problem.indexOf(" = ") + 3));
+                    return problem;
                 }
             }
         }
         return null;
     }
 
-    private static String checkObject(Map<String, Object> s, Map<String, Object> value, String key) {
+    /** The first key of {@code value} its schema does not know, with the nearest known one if any is close. */
+    private String unknownKey(Map<String, Object> s, Map<String, Object> value, String key) {
+        Set<String> properties = s.containsKey("properties") ? asObject(s.get("properties")).keySet() : Set.of();
+        for (Map.Entry<String, Object> entry : value.entrySet()) {
+            if (properties.contains(entry.getKey())) {
+                continue;
+            }
+            String hint = "";
+            String near = nearest(entry.getKey(), properties);
+            Set<String> topLevel = schema.containsKey("properties") ? asObject(schema.get("properties")).keySet() : Set.of();
+            // In an entry of streams, a key of the top level (outputFields) is misplaced rather than misspelt.
+            String nearTop = key.equals(KinesisShellSpout.CONF_KEY) ? null : nearest(entry.getKey(), topLevel);
+            if (near != null) {
+                hint = "did you mean " + near + "? ";
+            } else if (nearTop != null) {
+                hint = (nearTop.equals(entry.getKey()) ? "" : "did you mean " + nearTop + "? ")
+                    + nearTop + " is a key of kinesis.spout itself (for every stream), not of this entry; ";
+            }
+            return bad(key + "." + entry.getKey(), entry.getValue(),
+                "unknown key; " + hint + "allowed keys: " + String.join(", ", properties));
+        }
+        return null;
+    }
+
+    /**
+     * The known name closest to {@code name} by edit distance (a swap of two neighbours counting one), if close
+     * enough to be a typo: at most 2 edits, or a quarter of the name's length for long names.
+     */
+    static String nearest(String name, Iterable<String> known) {
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (String candidate : known) {
+            int d = editDistance(name.toLowerCase(java.util.Locale.ROOT), candidate.toLowerCase(java.util.Locale.ROOT));
+            if (d < bestDistance) {
+                best = candidate;
+                bestDistance = d;
+            }
+        }
+        return best != null && bestDistance <= Math.max(2, name.length() / 4) ? best : null;
+    }
+
+    /** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
+    static int editDistance(String a, String b) {
+        int[][] d = new int[a.length() + 1][b.length() + 1];
+        for (int i = 0; i <= a.length(); i++) {
+            d[i][0] = i;
+        }
+        for (int j = 0; j <= b.length(); j++) {
+            d[0][j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+                }
+            }
+        }
+        return d[a.length()][b.length()];
+    }
+
+    private String checkObject(Map<String, Object> s, Map<String, Object> value, String key) {
         Map<String, Object> properties = s.containsKey("properties") ? asObject(s.get("properties")) : Map.of();
         if (s.containsKey("required")) {
             for (Object name : asList(s.get("required"))) {
@@ -166,10 +245,7 @@ final class ConfigSchema {
         for (Map.Entry<String, Object> entry : value.entrySet()) {
             String child = key + "." + entry.getKey();
             if (!properties.containsKey(entry.getKey())) {
-                if (Boolean.FALSE.equals(s.get("additionalProperties"))) {
-                    return bad(child, entry.getValue(), "unknown key; allowed keys: " + String.join(", ", properties.keySet()));
-                }
-                continue;
+                continue; // unknownKey has refused it already when the schema allows no other keys
             }
             String problem = check(asObject(properties.get(entry.getKey())), entry.getValue(), child);
             if (problem != null) {

@@ -137,6 +137,16 @@ public final class KinesisShellSpoutBuilder {
     }
 
     /**
+     * {@code maxRecordAgeMs}, as Lambda's {@code MaximumRecordAgeInSeconds}: a record older than this (by its
+     * arrival time in Kinesis) when it is about to be emitted, for the first time or again after a fail, is not
+     * emitted but dead-lettered ({@link #deadLetters}) or skipped, and passed by the checkpoint. From 1000 ms to
+     * 365 days; off unless set.
+     */
+    public KinesisShellSpoutBuilder maxRecordAgeMs(long ageMs) {
+        return set("maxRecordAgeMs", ageMs);
+    }
+
+    /**
      * What a crash may cost, as storm-kafka-client names it: {@code at-least-once} (the default: failed tuples
      * re-emitted, a crash repeats what was in flight), {@code at-most-once} (the checkpoint is written past each
      * fetched batch before it is emitted: a crash loses, never repeats) or {@code none} (checkpointed as emitted,

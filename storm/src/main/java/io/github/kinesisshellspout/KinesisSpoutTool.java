@@ -23,7 +23,7 @@ import java.util.Set;
 public final class KinesisSpoutTool {
     static final String RESOURCE = "/resources/" + KinesisShellSpout.SCRIPT;
     /** What the script runs as a tool; anything else it runs as the spout, waiting for Storm on stdin. */
-    static final Set<String> COMMANDS = Set.of("status", "reset", "deregister-consumer", "help");
+    static final Set<String> COMMANDS = Set.of("status", "reset", "deregister-consumer", "import", "help");
 
     private KinesisSpoutTool() {
     }
@@ -38,7 +38,7 @@ public final class KinesisSpoutTool {
                 code = run(node, script, args);
             } else {
                 // Without a command the script would be the spout, waiting for Storm's handshake on this terminal.
-                System.err.println("kinesis-spout: expected a command, status, reset or deregister-consumer (the spout itself is run by Storm)");
+                System.err.println("kinesis-spout: expected a command, status, reset, deregister-consumer or import (the spout itself is run by Storm)");
                 run(node, script, new String[] {"--help"});
                 code = 2;
             }
@@ -51,7 +51,7 @@ public final class KinesisSpoutTool {
         System.exit(code);
     }
 
-    /** A tool's command line: {@code status}, {@code reset}, {@code deregister-consumer}, {@code help} or a flag such as {@code --help}. */
+    /** A tool's command line: {@code status}, {@code reset}, {@code deregister-consumer}, {@code import}, {@code help} or a flag such as {@code --help}. */
     static boolean isToolCommand(String[] args) {
         return args.length > 0 && (COMMANDS.contains(args[0]) || args[0].startsWith("-"));
     }

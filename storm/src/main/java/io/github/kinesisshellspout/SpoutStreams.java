@@ -19,6 +19,8 @@ final class SpoutStreams implements Serializable {
     static final String DEFAULT_DEAD_LETTER_STREAM = "deadLetter";
     /** What a dead letter carries after the output fields (contract C3). */
     static final List<String> DEAD_LETTER_EXTRA_FIELDS = List.of("attempts", "lastFailureTime");
+    /** And, with {@code maxRecordAgeMs} set, why it was set aside ({@code maxRetries} or {@code tooOld}) and its age. */
+    static final List<String> DEAD_LETTER_REASON_FIELDS = List.of("reason", "ageMs");
 
     final List<String> outputFields;
     /** The first Kinesis stream's Storm stream (the only one without {@code streams}). */
@@ -27,12 +29,15 @@ final class SpoutStreams implements Serializable {
     final List<String> outputStreams;
     /** Null unless {@code retry.onExhausted} is {@code deadLetter}. */
     final String deadLetterStream;
+    /** {@code maxRecordAgeMs} is set: dead letters carry their reason and age too. */
+    private final boolean reasons;
 
-    private SpoutStreams(List<String> outputFields, List<String> outputStreams, String deadLetterStream) {
+    private SpoutStreams(List<String> outputFields, List<String> outputStreams, String deadLetterStream, boolean reasons) {
         this.outputFields = outputFields;
         this.outputStream = outputStreams.get(0);
         this.outputStreams = outputStreams;
         this.deadLetterStream = deadLetterStream;
+        this.reasons = reasons;
     }
 
     /** @param spoutConf a map the schema accepted */
@@ -56,20 +61,23 @@ final class SpoutStreams implements Serializable {
         }
         Map<String, Object> retry = (Map<String, Object>) spoutConf.getOrDefault("retry", Map.of());
         if (!"deadLetter".equals(retry.get("onExhausted"))) {
-            return new SpoutStreams(outputFields, List.copyOf(streams), null);
+            return new SpoutStreams(outputFields, List.copyOf(streams), null, false);
         }
         String deadLetters = (String) retry.getOrDefault("deadLetterStream", DEFAULT_DEAD_LETTER_STREAM);
         if (streams.contains(deadLetters)) {
             throw new IllegalArgumentException("bad configuration: kinesis.spout.retry.deadLetterStream = \"" + deadLetters
                 + "\": must differ from outputStream" + (entries == null ? "" : " (and from every entry's of streams)"));
         }
-        return new SpoutStreams(outputFields, List.copyOf(streams), deadLetters);
+        return new SpoutStreams(outputFields, List.copyOf(streams), deadLetters, spoutConf.get("maxRecordAgeMs") != null);
     }
 
-    /** The output fields, then the attempts and the time of the last failure. */
+    /** The output fields, then the attempts and the time of the last failure, then (maxRecordAgeMs) the reason and the age. */
     List<String> deadLetterFields() {
         List<String> fields = new ArrayList<>(outputFields);
         fields.addAll(DEAD_LETTER_EXTRA_FIELDS);
+        if (reasons) {
+            fields.addAll(DEAD_LETTER_REASON_FIELDS);
+        }
         return fields;
     }
 }

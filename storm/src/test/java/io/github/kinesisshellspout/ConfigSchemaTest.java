@@ -41,7 +41,10 @@ class ConfigSchemaTest {
     @Test
     void refusesATypoAWrongTypeAndAValueOutOfRangeNamingTheKey() {
         assertTrue(problem(conf("maxEmitPerNxt", 10)).startsWith(
-            "bad configuration: kinesis.spout.maxEmitPerNxt = 10: unknown key; allowed keys: streamName, streamArn, streams, region"));
+            "bad configuration: kinesis.spout.maxEmitPerNxt = 10: unknown key; did you mean maxEmitPerNext? allowed keys: streamName, streamArn, streams, region"));
+        assertTrue(problem(conf("banana", 1)).startsWith("bad configuration: kinesis.spout.banana = 1: unknown key; allowed keys: "));
+        assertTrue(problem(conf("zookeeper", Map.of("conect", "zk:2181"))).startsWith(
+            "bad configuration: kinesis.spout.zookeeper.conect = \"zk:2181\": unknown key; did you mean connect? allowed keys: "));
         assertEquals("bad configuration: kinesis.spout.maxEmitPerNext = \"10\": must be an integer",
             problem(conf("maxEmitPerNext", "10")));
         assertEquals("bad configuration: kinesis.spout.maxEmitPerNext = 2.5: must be an integer",
@@ -49,13 +52,20 @@ class ConfigSchemaTest {
         assertEquals("bad configuration: kinesis.spout.maxEmitPerNext = 0: must be >= 1", problem(conf("maxEmitPerNext", 0)));
         assertEquals("bad configuration: kinesis.spout.maxGetRecordsPerSecond = 0: must be > 0", problem(conf("maxGetRecordsPerSecond", 0)));
         SCHEMA.validate(conf("maxGetRecordsPerSecond", 2.5));
+        assertEquals("bad configuration: kinesis.spout.maxRecordAgeMs = 999: must be >= 1000", problem(conf("maxRecordAgeMs", 999)));
+        assertEquals("bad configuration: kinesis.spout.maxRecordAgeMs = 1.5: must be an integer", problem(conf("maxRecordAgeMs", 1.5)));
+        SCHEMA.validate(conf("maxRecordAgeMs", 31_536_000_000L));
         assertEquals("bad configuration: kinesis.spout.dataFormat = \"xml\": allowed: \"utf8\", \"base64\", \"json\"",
             problem(conf("dataFormat", "xml")));
-        assertTrue(problem(conf("region", "us east 1")).startsWith("bad configuration: kinesis.spout.region = \"us east 1\": must match pattern"));
+        assertEquals("bad configuration: kinesis.spout.region = \"us east 1\": " + ConfigSchema.REGION_SHAPE, problem(conf("region", "us east 1")));
+        assertEquals("bad configuration: kinesis.spout.region = \"us-east1\": must be an AWS region name: words and a number "
+            + "joined by dashes, such as \"us-east-1\", \"eu-central-2\" or \"us-gov-west-1\"", problem(conf("region", "us-east1")));
+        SCHEMA.validate(conf("region", "us-gov-west-1"));
+        SCHEMA.validate(conf("region", "us-isob-east-1"));
         assertEquals("bad configuration: kinesis.spout.region = (missing): is required", problem(conf("region", null)));
         assertEquals("bad configuration: kinesis.spout.zookeeper.sessionTimeoutMs = 10: must be >= 1000",
             problem(conf("zookeeper", Map.of("sessionTimeoutMs", 10))));
-        assertEquals("bad configuration: kinesis.spout.outputFields = [\"data\",\"nope\"]: item 1: \"nope\": allowed: "
+        assertEquals("bad configuration: kinesis.spout.outputFields[1] = \"nope\": allowed: "
             + "\"partitionKey\", \"data\", \"shardId\", \"sequenceNumber\", \"arrivalTimestamp\", \"subSequence\", \"streamName\"",
             problem(conf("outputFields", List.of("data", "nope"))));
     }
@@ -72,9 +82,14 @@ class ConfigSchemaTest {
         SCHEMA.validate(conf("streamName", null, "streams", List.of(Map.of("streamName", "orders"),
             Map.of("streamArn", "arn:aws:kinesis:eu-west-1:123456789012:stream/clicks", "region", "eu-west-1",
                 "initialPosition", "TRIM_HORIZON", "outputStream", "clicks"))));
-        assertEquals("bad configuration: kinesis.spout.streams = [{\"streamName\":\"orders\",\"outputFields\":[\"data\"]}]: item 0: "
-            + "[\"data\"]: unknown key; allowed keys: streamName, streamArn, region, initialPosition, outputStream, consumerArn",
+        assertEquals("bad configuration: kinesis.spout.streams[0].outputFields = [\"data\"]: unknown key; outputFields is a key of "
+            + "kinesis.spout itself (for every stream), not of this entry; allowed keys: streamName, streamArn, region, initialPosition, "
+            + "outputStream, consumerArn",
             problem(conf("streamName", null, "streams", List.of(entryWithFields()))));
+        assertTrue(problem(conf("streamName", null, "streams", List.of(Map.of("streamName", "a"), Map.of("streamName", "b", "outputFeilds", List.of("data")))))
+            .startsWith("bad configuration: kinesis.spout.streams[1].outputFeilds = [\"data\"]: unknown key; did you mean outputFields? "));
+        assertTrue(problem(conf("streamName", null, "streams", List.of(Map.of("streamNme", "b"))))
+            .startsWith("bad configuration: kinesis.spout.streams[0].streamNme = \"b\": unknown key; did you mean streamName? allowed keys: "));
         assertTrue(problem(conf("streamName", null, "streams", List.of(Map.of("region", "eu-west-1"))))
             .contains("exactly one of streamName or streamArn is required"));
         assertTrue(problem(conf("streams", List.of(Map.of("streamName", "b"))))

@@ -128,10 +128,24 @@ class KinesisShellSpoutTest {
     }
 
     @Test
+    void withARecordAgeLimitDeadLettersAlsoCarryTheirReasonAndAge() {
+        KinesisShellSpout spout = KinesisShellSpout.builder().streamName("s").region("us-east-1").outputFields("data")
+            .deadLetters("dead").maxRecordAgeMs(60_000).build();
+        assertEquals(60_000L, ((Map<?, ?>) spout.getComponentConfiguration().get("kinesis.spout")).get("maxRecordAgeMs"));
+        assertEquals(Map.of("default", List.of("data"), "dead", List.of("data", "attempts", "lastFailureTime", "reason", "ageMs")),
+            declared(spout));
+        // Too old records only skipped: no dead-letter stream to declare.
+        assertEquals(Map.of("default", List.of("data")),
+            declared(KinesisShellSpout.builder().streamName("s").region("us-east-1").outputFields("data").maxRecordAgeMs(60_000).build()));
+        assertThrows(IllegalArgumentException.class,
+            () -> KinesisShellSpout.builder().streamName("s").region("us-east-1").maxRecordAgeMs(999).build());
+    }
+
+    @Test
     void malformedKeysThatDecideTheDeclarationsAreRefusedNamingTheKey() {
         record Case(Map<String, Object> conf, String key) { }
         List<Case> cases = List.of(
-            new Case(conf("outputFields", List.of("data", "nope")), "kinesis.spout.outputFields"),
+            new Case(conf("outputFields", List.of("data", "nope")), "kinesis.spout.outputFields[1]"),
             new Case(conf("outputFields", List.of()), "kinesis.spout.outputFields"),
             new Case(conf("outputFields", List.of("data", "data")), "kinesis.spout.outputFields"),
             new Case(conf("outputFields", "data"), "kinesis.spout.outputFields"),

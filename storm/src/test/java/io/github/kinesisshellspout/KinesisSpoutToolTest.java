@@ -41,6 +41,7 @@ class KinesisSpoutToolTest {
     void onlyAToolCommandLineReachesTheScript() {
         assertTrue(KinesisSpoutTool.isToolCommand(new String[] {"status", "--config", "c.json"}));
         assertTrue(KinesisSpoutTool.isToolCommand(new String[] {"reset"}));
+        assertTrue(KinesisSpoutTool.isToolCommand(new String[] {"import", "--from", "storm-kinesis"}));
         assertTrue(KinesisSpoutTool.isToolCommand(new String[] {"--help"}));
         // Nothing, or a config file, would start the spout itself, waiting for Storm on the terminal.
         assertFalse(KinesisSpoutTool.isToolCommand(new String[0]));

@@ -1,0 +1,315 @@
+/**
+ * The assignment round: read who holds what (watched), take a listing when the cache cannot serve, let the
+ * policy (policy.ts) read what it plans from, plan (plan.ts), and carry the plan out: stop shards whose lease was lost, drain expired ones, hand over
+ * beyond the share, reconcile lease nodes of this session not held here, take free shards up to the share.
+ * One round at a time; asking during one runs one more after it. Failures are reported as they persist.
+ */
+import type { SpoutConfig } from '../config/config';
+import type { CoordinationStore } from '../coordination/store';
+import type { ZooKeeper } from '../coordination/zooKeeper';
+import type { PhaseKind } from '../core/phase';
+import type { Position } from '../core/position';
+import type { Scheduler } from '../core/scheduler';
+import type { ShardNode } from '../core/shard';
+import { startGraceMs } from '../core/timings';
+import { NOT_JOINED_PREFIX } from './byCount';
+import { isThrottling } from '../kinesis/errors';
+import { roundFailure } from './failures';
+import { LogLevel, type Reporter } from '../core/log';
+import { planRound, strayLeases } from './plan';
+import { type AssignmentPolicy, policyFor } from './policy';
+import type { ShardListing } from './listing';
+
+const SLOW_ASSIGNMENT_MS = 2_000;
+/** Leases a round tries to take at once: a task owed many shards takes them together, not one after another. */
+export const TAKES_AT_ONCE = 8;
+/** A failed round is tried again after this, doubling up to the rebalance interval, each wait jittered. */
+const RETRY_FIRST_MS = 200;
+
+/** What a round needs of the session. */
+export interface RoundSession {
+  store: Pick<
+    CoordinationStore,
+    | 'memberId'
+    | 'finishedShards'
+    | 'leases'
+    | 'leaseNodes'
+    | 'members'
+    | 'endedShards'
+    | 'acquireLease'
+    | 'releaseLease'
+  >;
+  zk: Pick<ZooKeeper, 'connectionState' | 'sessionTimeoutMs'>;
+  /** Monotonic time the join completed. */
+  joinedAt: number;
+  startOf(shardId: string): Position;
+}
+
+export interface RoundShard {
+  readonly shardId: string;
+  readonly phase: { readonly kind: PhaseKind };
+}
+
+/** What a round needs of the shards held here (HeldShards). */
+export interface HeldLeases<Sess, S extends RoundShard> {
+  readonly byId: ReadonlyMap<string, S>;
+  /** A mark to tell, later, which shards were let go after it. */
+  readonly letGoMark: number;
+  letGoSince(shardId: string, mark: number): boolean;
+  /** True while a shard is left alone here: its start failed, or it was taken and given back in a loop. */
+  backingOff(shardId: string): boolean;
+  forget(shard: S): void;
+  drain(shard: S): void;
+  beginRelease(shard: S, reason: string): void;
+  start(session: Sess, shardId: string): Promise<void>;
+}
+
+export interface RoundDeps<Sess extends RoundSession, S extends RoundShard> {
+  config: SpoutConfig;
+  scheduler: Scheduler;
+  reporter: Reporter;
+  /** How the stream is named in messages. */
+  streamLabel: string;
+  /** Spout tasks the topology declares (shares during the start grace). */
+  taskCount: number;
+  held: HeldLeases<Sess, S>;
+  listing: ShardListing;
+  /** The current session, if joined and not dropped. */
+  session(): Sess | undefined;
+  /** False (after refusing the stream and dropping the session) when the stream is not the checkpoints' one. */
+  streamStillHolds(session: Sess): Promise<boolean>;
+  /** After a fresh listing, by the first member: forget expired shards' state. */
+  listed(session: Sess, shards: readonly ShardNode[]): void;
+  /** Reading is allowed (the topology is active and the process not stopping). */
+  mayRead(): boolean;
+  /** A Kinesis call was throttled. */
+  throttled(): void;
+}
+
+export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private failures = 0;
+  private retry: (() => void) | undefined;
+  /** How this task shares the shards with the others, from `config.balance`. */
+  private readonly policy: AssignmentPolicy;
+  /** One watch callback for every path: the client keeps each distinct callback until the watch fires. */
+  private readonly onWatch = () => this.schedule();
+
+  constructor(private readonly deps: RoundDeps<Sess, S>) {
+    this.policy = policyFor(deps.config, () => deps.scheduler.now());
+  }
+
+  /** Runs a round now, or once more after the one running. */
+  schedule(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.run()
+      .then(() => {
+        this.failures = 0;
+      })
+      .catch((err) => this.failed(err))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.schedule();
+        }
+      });
+  }
+
+  /** Resolves when no round runs (for tests). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private failed(err: unknown): void {
+    this.failures += 1;
+    this.retryLater();
+    if (isThrottling(err)) this.deps.throttled();
+    const failure = roundFailure(err, this.failures, this.deps.config, this.deps.streamLabel);
+    if (failure.report) this.deps.reporter.problem(failure.key, failure.reportMessage);
+    else this.deps.reporter.log(LogLevel.Warn, failure.message);
+    if (failure.notFound) this.deps.listing.relist(true);
+  }
+
+  /**
+   * A round that failed (a read whose watch may not be armed, a take refused by a lost connection) runs
+   * again soon, not only at the next periodic round; jittered (0.5 to 1.5 times the wait) so that the tasks
+   * a fault hit together do not retry in step.
+   */
+  private retryLater(): void {
+    if (this.retry) return;
+    const { scheduler, config } = this.deps;
+    const wait = Math.min(config.rebalanceIntervalMs, RETRY_FIRST_MS * 2 ** (this.failures - 1));
+    this.retry = scheduler.after(wait * (0.5 + scheduler.random()), () => {
+      this.retry = undefined;
+      this.schedule();
+    });
+  }
+
+  private async run(): Promise<void> {
+    const session = this.deps.session();
+    if (!session || !this.deps.mayRead() || session.zk.connectionState !== 'connected') {
+      this.policy.paused();
+      return;
+    }
+    const began = this.deps.scheduler.now();
+    try {
+      await this.assign(session);
+    } finally {
+      const took = this.deps.scheduler.now() - began;
+      if (took > SLOW_ASSIGNMENT_MS)
+        this.deps.reporter.log(LogLevel.Warn, `shard assignment took ${Math.round(took)} ms`);
+    }
+  }
+
+  /**
+   * Members to share the shards among. For a grace period after joining (up to the session timeout),
+   * tasks the topology declares but that have not joined yet count too: a deploy does not start with one
+   * task taking every shard and then handing most of them over.
+   */
+  private sharingMembers(session: Sess, members: string[]): string[] {
+    const missing = this.deps.taskCount - members.length;
+    if (missing <= 0 || this.deps.scheduler.now() - session.joinedAt >= startGraceMs(session.zk.sessionTimeoutMs))
+      return members;
+    return [...members, ...Array.from({ length: missing }, (_, i) => `${NOT_JOINED_PREFIX}${i}`)];
+  }
+
+  private async assign(session: Sess): Promise<void> {
+    const { store } = session;
+    const { held, listing, reporter } = this.deps;
+    const ordering = this.deps.config.ordering;
+    const letGoBefore = held.letGoMark;
+    const [finished, leases, members, ended] = await Promise.all([
+      store.finishedShards(this.onWatch),
+      store.leases(this.onWatch, (err) =>
+        reporter.problem(`corrupt:${err.message}`, `${err.message}; its shard is not read until then`),
+      ),
+      store.members(this.onWatch),
+      ordering === 'parents-emitted' ? store.endedShards(this.onWatch) : new Set<string>(),
+    ]);
+    let shards = listing.cached(finished, leases);
+    if (!shards) {
+      const fresh = await listing.list();
+      if (listing.identityCheckDue) {
+        const holds = await this.deps.streamStillHolds(session);
+        listing.identityChecked();
+        if (!holds) return;
+      }
+      listing.update(fresh, finished, leases);
+      if (members[0] === store.memberId) this.deps.listed(session, fresh);
+      shards = fresh;
+    }
+    await this.policy.observe(store, this.onWatch);
+    if (this.deps.session() !== session) return;
+    const plan = planRound({
+      me: store.memberId,
+      shards,
+      finished,
+      ended,
+      leases,
+      members: this.sharingMembers(session, members),
+      ordering,
+      held: [...held.byId.values()].map((s) => ({ shardId: s.shardId, phase: s.phase.kind })),
+      startOf: session.startOf,
+      policy: this.policy,
+      now: this.deps.scheduler.now(),
+    });
+    for (const shardId of plan.forget) {
+      reporter.log(LogLevel.Warn, `lease on ${shardId} is no longer ours: stopped emitting from it`);
+      this.ifHeld(shardId, (shard) => held.forget(shard));
+    }
+    for (const shardId of plan.drain) {
+      // Only an unfiltered listing may say so: the shard expired past retention, nothing more to read.
+      reporter.log(
+        LogLevel.Warn,
+        `${shardId} is not in the stream any more (expired past retention); finishing it once its records are acked`,
+      );
+      this.ifHeld(shardId, (shard) => held.drain(shard));
+    }
+    for (const shardId of plan.handOver)
+      this.ifHeld(shardId, (shard) =>
+        held.beginRelease(shard, plan.reasons?.get(shardId) ?? 'rebalance: another task is owed a share'),
+      );
+    await this.reconcile(session, leases, letGoBefore, new Set(plan.readable), new Set(plan.release));
+    await this.take(session, plan.candidates, plan.want);
+  }
+
+  /**
+   * Takes up to `want` of the candidates, best first, TAKES_AT_ONCE at a time: each a lease create, then the
+   * shard's start (its checkpoint read). A refused create (another task was first) moves on to the next one;
+   * after TAKES_AT_ONCE refusals the list is taken for stale (other tasks are taking shards too) and the
+   * round ends: each refused create was another task's lease, whose `leases/` watch has already asked for
+   * the next round, on the view it brings. Walking a stale list of hundreds of shards, one refused create
+   * after another, kept the last shards of a deploy unread for seconds.
+   */
+  private async take(session: Sess, candidates: readonly string[], want: number): Promise<void> {
+    const { held } = this.deps;
+    const { store } = session;
+    let next = 0;
+    let owed = want;
+    let refused = 0;
+    const worker = async () => {
+      while (owed > 0 && next < candidates.length && refused < TAKES_AT_ONCE) {
+        if (this.deps.session() !== session || !this.deps.mayRead()) return;
+        const shardId = candidates[next++]!;
+        if (held.byId.has(shardId) || held.backingOff(shardId)) continue;
+        owed -= 1;
+        if (await store.acquireLease(shardId)) await held.start(session, shardId);
+        else {
+          owed += 1;
+          refused += 1;
+        }
+      }
+    };
+    const outcomes = await Promise.allSettled(Array.from({ length: Math.min(TAKES_AT_ONCE, want) }, worker));
+    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failure) throw failure.reason;
+  }
+
+  private ifHeld(shardId: string, act: (shard: S) => void): void {
+    const shard = this.deps.held.byId.get(shardId);
+    if (shard) act(shard);
+  }
+
+  /**
+   * A lease node of our session that this process does not hold is ours all the same: its create was
+   * applied and the reply lost, or a release did not get through. Read it, or give it back; never orphan it.
+   * A shard let go since `leases` was read is not one: its lease is gone or going.
+   */
+  private async reconcile(
+    session: Sess,
+    leases: ReadonlyMap<string, string>,
+    letGoBefore: number,
+    readable: ReadonlySet<string>,
+    release: ReadonlySet<string>,
+  ): Promise<void> {
+    const { held, reporter } = this.deps;
+    const mayRead = (id: string) => !held.backingOff(id) && this.deps.mayRead();
+    const letGo = (id: string) => held.letGoSince(id, letGoBefore);
+    const isHeld = (id: string) => held.byId.has(id);
+    const me = session.store.memberId;
+    for (const { shardId, action } of strayLeases({
+      me,
+      leases,
+      isHeld,
+      letGoSince: letGo,
+      readable,
+      release,
+      mayRead,
+    })) {
+      // Each step awaits: what was true when the leases were read is checked again.
+      if (this.deps.session() !== session || isHeld(shardId) || letGo(shardId)) continue;
+      if (action === 'read' && mayRead(shardId)) {
+        reporter.log(LogLevel.Info, `lease on ${shardId} is ours but was not held here (a lost reply): reading it`);
+        await held.start(session, shardId);
+      } else {
+        reporter.log(LogLevel.Info, `lease on ${shardId} is ours but not wanted here (a lost reply): giving it back`);
+        await session.store.releaseLease(shardId);
+      }
+    }
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * The spout's coordination, wired from the parts that each own their state: the ZooKeeper session
+ * (sessionKeeper.ts: join, trust, expiry, restart), the assignment round (assignment/round.ts, with the
+ * listing cache in assignment/listing.ts and the plan in assignment/plan.ts), the checkpoint
+ * schedule (checkpointSchedule.ts) and the held shards themselves (held/heldShards.ts). This file only connects
+ * them and is what the spout, the entry point and the simulation use.
+ */
+import type { SpoutConfig } from '../config/config';
+import { streamNameOf } from '../config/config';
+import type { ConnectZooKeeper } from '../coordination/zooKeeper';
+import type { Scheduler } from '../core/scheduler';
+import { folderResyncEveryMs, shardSyncEveryMs } from '../core/timings';
+import { describeError } from '../errors';
+import type { KinesisApi } from '../kinesis/client';
+import { isThrottling } from '../kinesis/errors';
+import { describeStream, listShards, listShardsAfter, type StreamRef } from '../kinesis/shards';
+import { AssignmentRound } from '../assignment/round';
+import { LOAD_CHECK_MS } from '../core/load';
+import { publishLoads } from '../held/loadPublisher';
+import { CheckpointSchedule } from './checkpointSchedule';
+import { ExpiredShards } from '../assignment/expiredShards';
+import { HeldShards, type IoCounters } from '../held/heldShards';
+import type { Session } from '../coordination/session';
+import { joinSession, type Member } from './joining';
+import type { LateOutcomes } from '../held/lateOutcomes';
+import { ProcessCounter, SpoutMetrics } from '../held/metrics';
+import { readersFor } from '../held/readMode';
+import type { OwnedShard } from '../held/ownedShard';
+import { LogLevel, Reporter, type Logger } from '../core/log';
+import { logResumePoints, SessionKeeper } from './sessionKeeper';
+import { ShardListing } from '../assignment/listing';
+
+export type { IoCounters } from '../held/heldShards';
+
+export interface CoordinatorDeps {
+  config: SpoutConfig;
+  kinesis: KinesisApi;
+  zookeeper: ConnectZooKeeper;
+  logger: Logger;
+  scheduler: Scheduler;
+  member: Omit<Member, 'taskCount'> & { taskCount?: number };
+  /** With `readMode: "fanOut"`: the HTTP/2 client subscriptions go through (default: `kinesis`). */
+  fanOutKinesis?: KinesisApi;
+}
+
+export class Coordinator {
+  readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
+  /** What Storm's metrics get (contract C2); taken by whoever sends them. */
+  readonly metrics: SpoutMetrics;
+  private readonly held: HeldShards;
+  private readonly reporter: Reporter;
+  private readonly listing: ShardListing;
+  private readonly sessions: SessionKeeper<Session>;
+  private readonly round: AssignmentRound<Session, OwnedShard>;
+  private readonly checkpoints: CheckpointSchedule<Session>;
+  private active = true;
+  private stopped = false;
+  private readonly timers: (() => void)[] = [];
+
+  constructor(private readonly deps: CoordinatorDeps) {
+    const { config, kinesis, scheduler } = deps;
+    const stream: StreamRef = { streamName: streamNameOf(config), streamArn: config.streamArn };
+    const streamLabel = stream.streamArn ?? `stream ${stream.streamName} in ${config.region}`;
+    const member: Member = { taskCount: 1, ...deps.member };
+    const clock = () => scheduler.now();
+    const countListing = () => {
+      this.io.listShards += 1;
+    };
+    this.reporter = new Reporter(deps.logger, scheduler);
+    this.metrics = new SpoutMetrics(scheduler.now());
+    const reporter = this.reporter;
+    const fullListing = () => {
+      countListing();
+      return listShards(kinesis, stream);
+    };
+    this.listing = new ShardListing(
+      {
+        all: fullListing,
+        after: (lastShardId) => {
+          countListing();
+          return listShardsAfter(kinesis, stream, lastShardId);
+        },
+      },
+      clock,
+      config.shardSyncIntervalMs,
+    );
+    this.held = new HeldShards({
+      ...deps,
+      readers: readersFor(config, { ...deps, stream, streamLabel, reporter }),
+      metrics: this.metrics,
+      reporter,
+      stream,
+      streamLabel,
+      io: this.io,
+      isActive: () => this.active,
+      changed: () => this.round.schedule(),
+      childrenFound: (parentId, children) => this.listing.learnChildren(parentId, children),
+      hashRangeOf: (shardId) => this.listing.hashRangeOf(shardId),
+      notFound: () => {
+        // Transient, expired, or the stream re-created: a fresh listing and the stream's identity decide.
+        this.listing.relist(true);
+        this.round.schedule();
+        return this.sessions.confirmStream();
+      },
+    });
+    this.sessions = new SessionKeeper({
+      config,
+      scheduler,
+      reporter,
+      streamLabel,
+      join: (onState) =>
+        joinSession({ ...deps, member, stream, listShards: fullListing, onState: (zk, state) => onState(zk, state) }),
+      describeStream: () => describeStream(kinesis, stream),
+      joined: (session, shards, first) => {
+        if (first) void logResumePoints(reporter, config, session, shards);
+        this.listing.accept(shards);
+        this.round.schedule();
+      },
+      dropped: () => this.held.forgetAll(),
+      reconnected: () => {
+        // A watch may have fired while the connection was down: the watched folders are read again in full.
+        this.sessions.current?.store.resync();
+        this.round.schedule();
+      },
+      heldCount: () => this.held.byId.size,
+    });
+    const expired = new ExpiredShards(reporter);
+    this.round = new AssignmentRound<Session, OwnedShard>({
+      config,
+      scheduler,
+      reporter,
+      streamLabel,
+      taskCount: member.taskCount,
+      held: this.held,
+      listing: this.listing,
+      session: () => this.sessions.current,
+      streamStillHolds: (session) => this.sessions.streamStillHolds(session),
+      listed: (session, shards) => void expired.forget(session, shards, (id) => this.held.byId.has(id)),
+      mayRead: () => this.active && !this.stopped,
+      throttled: () => this.metrics.count(ProcessCounter.ThrottledCalls),
+    });
+    this.checkpoints = new CheckpointSchedule(
+      scheduler,
+      config.checkpointIntervalMs,
+      this.held,
+      () => this.sessions.current,
+    );
+  }
+
+  /** The shards held here, by id. */
+  get shards(): ReadonlyMap<string, OwnedShard> {
+    return this.held.byId;
+  }
+
+  /** Outcomes Storm may still send for emissions of shards let go. */
+  get lateOutcomes(): LateOutcomes {
+    return this.held.lateOutcomes;
+  }
+
+  /** Starts in the background; never throws (failures are logged and retried). */
+  start(): void {
+    void this.sessions.join();
+    const { config, scheduler } = this.deps;
+    this.checkpoints.start();
+    this.timers.push(scheduler.every(config.rebalanceIntervalMs, () => this.scheduleRebalance()));
+    // Jittered so that many tasks do not list shards in step.
+    const syncMs = shardSyncEveryMs(config.shardSyncIntervalMs, scheduler.random());
+    this.timers.push(scheduler.every(syncMs, () => void this.syncShards()));
+    this.timers.push(
+      scheduler.every(folderResyncEveryMs(scheduler.random()), () => {
+        this.sessions.current?.store.resync();
+        this.scheduleRebalance();
+      }),
+    );
+    if (config.balance === 'throughput')
+      this.timers.push(
+        scheduler.every(LOAD_CHECK_MS, () => {
+          const session = this.sessions.current;
+          if (session) publishLoads(this.held.byId.values(), session, scheduler.now(), this.reporter);
+        }),
+      );
+  }
+
+  /** Until when (monotonic ms) leases may be trusted; -Infinity without a healthy session. */
+  trustedUntil(): number {
+    return this.sessions.trustedUntil();
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  /** True while this process has a ZooKeeper session and is connected to it. */
+  get zookeeperConnected(): boolean {
+    return this.sessions.connected;
+  }
+
+  /** Records of all held shards in memory (prefetched, in flight, acked behind an unacked one). */
+  inMemory(): number {
+    return this.held.inMemory().records;
+  }
+
+  /** What the held shards deliver now, smoothed: the load this task holds (bytes/s, records/s). */
+  heldLoad(): { bytesPerSec: number; recordsPerSec: number } {
+    const now = this.deps.scheduler.now();
+    let bytesPerSec = 0;
+    let recordsPerSec = 0;
+    for (const shard of this.held.byId.values()) {
+      const load = shard.throughput.load(now);
+      bytesPerSec += load.bytesPerSec;
+      recordsPerSec += load.recordsPerSec;
+    }
+    return { bytesPerSec, recordsPerSec };
+  }
+
+  /** Bytes of the records of all held shards in memory. */
+  bytesInMemory(): number {
+    return this.held.inMemory().bytes;
+  }
+
+  deactivate(): void {
+    this.active = false;
+    this.listing.relist();
+    void this.flushCheckpoints();
+  }
+
+  activate(): void {
+    this.active = true;
+    this.listing.relist();
+    this.scheduleRebalance();
+  }
+
+  scheduleRebalance(): void {
+    this.round.schedule();
+  }
+
+  /** Catches shards no reader saw appear (see ShardListing.lookForNewShards). */
+  private async syncShards(): Promise<void> {
+    try {
+      if (await this.listing.lookForNewShards()) this.scheduleRebalance();
+    } catch (err) {
+      if (isThrottling(err)) this.metrics.count(ProcessCounter.ThrottledCalls);
+      this.reporter.log(LogLevel.Warn, `checking for new shards failed: ${describeError(err)}`);
+    }
+  }
+
+  /** Writes every changed checkpoint; a failed write is retried at the next flush. */
+  flushCheckpoints(): Promise<void> {
+    return this.checkpoints.flush();
+  }
+
+  /** Flushes checkpoints, gives up leases and membership, closes the session. Bounded by `timeoutMs`. */
+  async shutdown(timeoutMs: number): Promise<void> {
+    this.stopped = true;
+    this.checkpoints.stop();
+    for (const cancel of this.timers.splice(0)) cancel();
+    const session = this.sessions.stop();
+    const work = (async () => {
+      await this.held.close(session);
+      await session?.store.leaveMembers().catch(() => undefined);
+    })();
+    let cancel: (() => void) | undefined;
+    const expired = new Promise<void>((resolve) => (cancel = this.deps.scheduler.after(timeoutMs, resolve)));
+    await Promise.race([
+      work.catch((err) => this.reporter.log(LogLevel.Warn, `shutdown: ${describeError(err)}`)),
+      expired,
+    ]);
+    cancel?.();
+    session?.zk.close();
+    this.held.byId.clear();
+  }
+}
