@@ -5,13 +5,13 @@
  * The old spouts' nodes are written here as their code writes them (same paths, same JSON bytes, persistent,
  * open ACL; see src/tools/importSource.ts for where in their code): their AWS SDK v1 clients are not run here.
  *
- * docs/migration.md: every `kinesis-spout ...` line of the page is run as printed, `kinesis-spout` being the
- * bundled script (the npm package's bin) and the page's ZooKeeper address `zk1.example.com:2181` replaced by
- * the test's (unavoidable: its port is chosen when the server starts). The page's `storm ...` lines are not
+ * docs/migration.md: every `node kinesis-spout.cjs ...` line of the page is run as printed by bash, in a folder
+ * holding the built bundle as `kinesis-spout.cjs`, the page's ZooKeeper address `zk1.example.com:2181` replaced
+ * by the test's (unavoidable: its port is chosen when the server starts). The page's `storm ...` lines are not
  * run: there is no Storm command line here.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { checkpointValue } from '../../src/coordination/storedValues';
@@ -45,8 +45,17 @@ interface ToolRun {
 }
 
 function runTool(args: string[], options: { stdin?: string; cwd?: string } = {}): Promise<ToolRun> {
+  return run(SPOUT_NODE, [ENTRY_SCRIPT, ...args], options);
+}
+
+/** A shell line as an operator types it (`node` is then the machine's node, as it would be theirs). */
+function runShell(line: string, options: { stdin?: string; cwd?: string } = {}): Promise<ToolRun> {
+  return run('bash', ['-c', line], options);
+}
+
+function run(command: string, args: string[], options: { stdin?: string; cwd?: string }): Promise<ToolRun> {
   return new Promise((done, reject) => {
-    const child = spawn(SPOUT_NODE, [ENTRY_SCRIPT, ...args], {
+    const child = spawn(command, args, {
       cwd: options.cwd,
       env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
     });
@@ -54,7 +63,7 @@ function runTool(args: string[], options: { stdin?: string; cwd?: string } = {})
     let stderr = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`kinesis-spout ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(new Error(`${command} ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, 60_000);
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -392,13 +401,13 @@ test('all or nothing: a checkpoint written between the plan and the answer fails
   expect(await inspector.getData(`${base}/bootstrap`)).toBeUndefined();
 });
 
-test('docs/migration.md: every kinesis-spout command of the page runs as printed', async () => {
+test('docs/migration.md: every node kinesis-spout.cjs command of the page runs as printed', async () => {
   const { inspector, zk, client } = suite.services;
   const page = readFileSync(resolve(__dirname, '../../docs/migration.md'), 'utf8');
   const commands = [...page.matchAll(/```sh\n([\s\S]*?)```/g)]
     .flatMap((m) => m[1].split('\n'))
     .map((line) => line.trim())
-    .filter((line) => line.startsWith('kinesis-spout '));
+    .filter((line) => line.startsWith('node kinesis-spout.cjs '));
   expect(commands.length).toBeGreaterThanOrEqual(6);
   // The page's names: its stream, its topology, its application (kinesis-local and ZooKeeper are this file's).
   await createStream(client, 'clickstream', 1);
@@ -414,9 +423,9 @@ test('docs/migration.md: every kinesis-spout command of the page runs as printed
   const cwd = tempDir();
   writeFileSync(join(cwd, 'spout.json'), JSON.stringify(spoutConf(suite.services, 'clickstream', 'clickstream-etl')));
   const outputs: string[] = [];
+  copyFileSync(ENTRY_SCRIPT, join(cwd, 'kinesis-spout.cjs'));
   for (const command of commands) {
-    const args = command.replaceAll('zk1.example.com:2181', zk.connectString).split(/\s+/).slice(1);
-    const run = await runTool(args, { cwd, stdin: 'yes\n' });
+    const run = await runShell(command.replaceAll('zk1.example.com:2181', zk.connectString), { cwd, stdin: 'yes\n' });
     if (run.code !== 0) throw new Error(`${command}\nexited ${run.code}\n${run.stdout}\n${run.stderr}`);
     outputs.push(run.stdout);
   }
