@@ -65,7 +65,12 @@ async function readAll(readers: ShardReaderFactory, shards: number, expected: nu
   let records = 0;
   let ended = 0;
   let done: () => void = () => undefined;
-  const finished = new Promise<void>((resolve) => (done = resolve));
+  let failed: (err: unknown) => void = () => undefined;
+  // Whatever a reader reports fails the run: thrown inside the reader's own flow, it would stop it silently.
+  const finished = new Promise<void>((resolve, reject) => {
+    done = resolve;
+    failed = reject;
+  });
   const started = process.cpuUsage();
   const running = Array.from({ length: shards }, (_, i) => {
     const events: ShardReaderEvents = {
@@ -76,12 +81,8 @@ async function readAll(readers: ShardReaderFactory, shards: number, expected: nu
         ended += 1;
         if (ended === shards) done();
       },
-      notFound: (err) => {
-        throw err;
-      },
-      error: (err) => {
-        throw err;
-      },
+      notFound: async (err) => failed(err),
+      error: (err) => failed(err),
       room: () => 10_000,
       hasRoom: () => true,
       requested: () => undefined,
