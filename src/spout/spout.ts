@@ -209,18 +209,12 @@ export class KinesisSpout {
   ): void {
     const ageMs = recordAgeMs(record.arrivalMs, wallNow) ?? 0;
     const { retry } = this.config;
-    const metrics = stream.source.metrics;
     if (retry.onExhausted === 'deadLetter') {
-      const letter = deadLetterTuple(this.tupleOf(stream, record), attempts, null, {
-        reason: DeadLetterReason.TooOld,
-        ageMs,
-      });
+      const letter = this.deadLetter(stream, shard, record, attempts, null, DeadLetterReason.TooOld, wallNow);
       out.emit(undefined, letter, retry.deadLetterStream);
-      this.counters.deadLettered += 1;
-      metrics.shard(shard.shardId, ShardCounter.DeadLettered);
     }
     this.counters.tooOld += 1;
-    metrics.shard(shard.shardId, ShardCounter.TooOld);
+    stream.source.metrics.shard(shard.shardId, ShardCounter.TooOld);
     if (shard.delivery.tracked) shard.inFlight.ack(recordKey(record.sequenceNumber, record.subSequence));
     const line = this.tooOldLog.add(`${shard.shardId}${this.ofStream(stream)}`, ageMs, now);
     if (line) this.logTooOld([line]);
@@ -284,6 +278,26 @@ export class KinesisSpout {
     }
   }
 
+  /**
+   * The dead letter of `record`, counted (the caller emits it: anchored to nothing either way). With
+   * `maxRecordAgeMs` set, it also says why (`reason`) and the record's age.
+   */
+  private deadLetter(
+    stream: StreamState,
+    shard: OwnedShard,
+    record: KinesisRecord,
+    attempts: number,
+    lastFailureTime: number | null,
+    reason: DeadLetterReason,
+    wallNow: number,
+  ): unknown[] {
+    const why =
+      this.config.maxRecordAgeMs === undefined ? undefined : { reason, ageMs: recordAgeMs(record.arrivalMs, wallNow) };
+    this.counters.deadLettered += 1;
+    stream.source.metrics.shard(shard.shardId, ShardCounter.DeadLettered);
+    return deadLetterTuple(this.tupleOf(stream, record), attempts, lastFailureTime, why);
+  }
+
   /** ` of stream <name>` when there are several. */
   private ofStream(stream: StreamState): string {
     return this.streams.length > 1 ? ` of stream ${stream.name}` : '';
@@ -303,15 +317,9 @@ export class KinesisSpout {
     const metrics = stream.source.metrics;
     const id = messageIdOfKey(shard.shardId, key, stream.index);
     if (deadLetter) {
-      const tuple = this.tupleOf(stream, record);
       const wallNow = this.scheduler.wallNow();
-      const why =
-        this.config.maxRecordAgeMs === undefined
-          ? undefined
-          : { reason: DeadLetterReason.MaxRetries, ageMs: recordAgeMs(record.arrivalMs, wallNow) };
-      out.emitUnanchored(deadLetterTuple(tuple, attempts, wallNow, why), retry.deadLetterStream);
-      this.counters.deadLettered += 1;
-      metrics.shard(shard.shardId, ShardCounter.DeadLettered);
+      const letter = this.deadLetter(stream, shard, record, attempts, wallNow, DeadLetterReason.MaxRetries, wallNow);
+      out.emitUnanchored(letter, retry.deadLetterStream);
     }
     const given = `record ${id}${this.ofStream(stream)} failed ${attempts} time(s), over retry.maxRetries=${retry.maxRetries}`;
     // A dead letter reaches the topology, which stores it: a log line. A skipped record is gone: an error, each time.
