@@ -19,6 +19,8 @@ import { LogLevel, type Reporter } from '../core/log';
 import { planRound, strayLeases } from './plan';
 import { type AssignmentPolicy, policyFor } from './policy';
 import type { ShardListing } from './listing';
+import { deployView } from './topologies';
+import type { MemberPresence } from '../coordination/store';
 
 const SLOW_ASSIGNMENT_MS = 2_000;
 /** Leases a round tries to take at once: a task owed many shards takes them together, not one after another. */
@@ -34,7 +36,8 @@ export interface RoundSession {
     | 'finishedShards'
     | 'leases'
     | 'leaseNodes'
-    | 'members'
+    | 'memberStates'
+    | 'updateMember'
     | 'endedShards'
     | 'acquireLease'
     | 'releaseLease'
@@ -82,6 +85,13 @@ export interface RoundDeps<Sess extends RoundSession, S extends RoundShard> {
   listed(session: Sess, shards: readonly ShardNode[]): void;
   /** Reading is allowed (the topology is active and the process not stopping). */
   mayRead(): boolean;
+  /** The process is stopping: no round runs. */
+  stopping(): boolean;
+  /**
+   * This task's topology and whether Storm has it active (topologies.ts); the round sets `standby` and keeps
+   * the member node in step.
+   */
+  presence: MemberPresence;
   /** A Kinesis call was throttled. */
   throttled(): void;
 }
@@ -152,7 +162,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
 
   private async run(): Promise<void> {
     const session = this.deps.session();
-    if (!session || !this.deps.mayRead() || session.zk.connectionState !== 'connected') {
+    if (!session || this.deps.stopping() || session.zk.connectionState !== 'connected') {
       this.policy.paused();
       return;
     }
@@ -178,17 +188,61 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
     return [...members, ...Array.from({ length: missing }, (_, i) => `${NOT_JOINED_PREFIX}${i}`)];
   }
 
+  /**
+   * Who shares the shards, and whether this task gives way to another topology (topologies.ts); writes this
+   * task's state into its member node when the node says otherwise.
+   */
+  private async deployView(session: Sess): Promise<ReturnType<typeof deployView>> {
+    const { store } = session;
+    const { presence, reporter } = this.deps;
+    const states = await store.memberStates(this.onWatch);
+    const view = deployView(store.memberId, presence, states);
+    if (view.presence.standby !== presence.standby)
+      reporter.log(
+        LogLevel.Info,
+        view.presence.standby
+          ? 'another topology of this application is active: handing every lease over to it (standby)'
+          : 'no other topology of this application is active any more: reading again',
+      );
+    presence.standby = view.presence.standby;
+    const node = states.get(store.memberId);
+    if (
+      node &&
+      (node.active !== presence.active || node.standby !== presence.standby || node.topology !== presence.topology)
+    )
+      await store.updateMember({ ...presence });
+    return view;
+  }
+
+  /** On standby: nothing taken, every lease held handed over, stray leases of this session given back. */
+  private async giveWay(session: Sess, letGoBefore: number): Promise<void> {
+    const { held, reporter } = this.deps;
+    this.policy.paused();
+    const leases = await session.store.leases(this.onWatch, (err) => reporter.log(LogLevel.Warn, err.message));
+    for (const shard of [...held.byId.values()])
+      if (shard.phase.kind === 'reading' || shard.phase.kind === 'draining')
+        held.beginRelease(shard, 'deploy: another topology of this application is active');
+    await this.reconcile(session, leases, letGoBefore, new Set(), new Set());
+  }
+
   private async assign(session: Sess): Promise<void> {
     const { store } = session;
     const { held, listing, reporter } = this.deps;
     const ordering = this.deps.config.ordering;
     const letGoBefore = held.letGoMark;
-    const [finished, leases, members, ended] = await Promise.all([
+    const view = await this.deployView(session);
+    if (view.givesWay) return this.giveWay(session, letGoBefore);
+    if (!this.deps.mayRead()) {
+      // Deactivated with no other topology reading (`storm rebalance`, `storm deactivate`): leases stay.
+      this.policy.paused();
+      return;
+    }
+    const members = view.sharing;
+    const [finished, leases, ended] = await Promise.all([
       store.finishedShards(this.onWatch),
       store.leases(this.onWatch, (err) =>
         reporter.problem(`corrupt:${err.message}`, `${err.message}; its shard is not read until then`),
       ),
-      store.members(this.onWatch),
       ordering === 'parents-emitted' ? store.endedShards(this.onWatch) : new Set<string>(),
     ]);
     let shards = listing.cached(finished, leases);

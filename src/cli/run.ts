@@ -164,7 +164,14 @@ function onHandshake(body: string): void {
     zookeeper: diagnosingConnect((zkOptions) => ZkSession.connect(zkOptions)),
     logger,
     scheduler: realScheduler,
-    member: { taskIndex: task.index, taskCount: task.count, host: hostname(), pid: process.pid },
+    member: {
+      taskIndex: task.index,
+      taskCount: task.count,
+      host: hostname(),
+      pid: process.pid,
+      // Set by Nimbus at submit: tells this topology from another version of it deployed beside it.
+      topology: typeof handshake.conf['storm.id'] === 'string' ? handshake.conf['storm.id'] : undefined,
+    },
   });
   spout = new KinesisSpout(config, coordinator.spoutStreams, logger, realScheduler, compact);
   const reading = coordinator.streams.map(({ config: own }) => own.streamArn ?? own.streamName).join(', ');
@@ -320,7 +327,9 @@ function handle(command: SpoutCommand): void {
       coordinator!.activate();
       break;
     case 'deactivate':
-      out.log('deactivated: reading stopped, leases kept, acks still checkpointed');
+      out.log(
+        'deactivated: reading stopped, acks still checkpointed; leases kept unless another topology of this application is active',
+      );
       coordinator!.deactivate();
       break;
   }

@@ -18,6 +18,7 @@ import {
   leaseOwners,
   leaseValue,
   type MemberInfo,
+  type MemberPresence,
   type MemberRecord,
   memberRecordOf,
   memberValue,
@@ -30,7 +31,7 @@ import type { NodeData, ZooKeeper } from './zooKeeper';
 export { basePath } from './layout';
 export type { CheckpointReset } from './resetOps';
 export type { ImportedCheckpoint } from './importOps';
-export type { Checkpoint, CheckpointRecord, MemberInfo, MemberRecord } from './storedValues';
+export type { Checkpoint, CheckpointRecord, MemberInfo, MemberPresence, MemberRecord } from './storedValues';
 
 /** A lease node nobody can read: its shard is held by no one we know, and nobody takes it while the node is there. */
 export const UNREADABLE_LEASE = '(unreadable)';
@@ -38,6 +39,8 @@ export const UNREADABLE_LEASE = '(unreadable)';
 export class CoordinationStore {
   /** The folders an assignment round watches, kept in step by their watches (watchedFolder.ts). */
   private readonly watched: WatchedFolders;
+  /** This task's member node as registered, so that a change of its state keeps the rest. */
+  private member: { info: MemberInfo & Partial<MemberPresence>; since: string } | undefined;
 
   constructor(
     private readonly zk: ZooKeeper,
@@ -249,8 +252,38 @@ export class CoordinationStore {
     return new Set(await this.zk.getChildren(`${this.base}/leases`));
   }
 
-  async registerMember(info: MemberInfo): Promise<void> {
-    await this.zk.create(this.path('members', this.memberId), memberValue(info), 'ephemeral');
+  async registerMember(info: MemberInfo & Partial<MemberPresence>): Promise<void> {
+    const since = new Date().toISOString();
+    this.member = { info, since };
+    await this.zk.create(this.path('members', this.memberId), memberValue(info, since), 'ephemeral');
+  }
+
+  /** Writes this task's topology state into its member node; false when the node is gone (the session ended). */
+  async updateMember(presence: MemberPresence): Promise<boolean> {
+    if (!this.member) return false;
+    this.member.info = { ...this.member.info, ...presence };
+    const path = this.path('members', this.memberId);
+    return (await this.zk.setData(path, memberValue(this.member.info, this.member.since), -1)) !== 'conflict';
+  }
+
+  /**
+   * Each live member's topology state, from the watched copy of members/ (`watch` called once at the next
+   * change, a state change included). A node without these fields (an older release) or that cannot be read
+   * counts as reading, of an unknown topology.
+   */
+  async memberStates(watch: () => void): Promise<Map<string, Partial<MemberPresence>>> {
+    const states = new Map<string, Partial<MemberPresence>>();
+    for (const [memberId, node] of await this.watched.members.view(watch)) {
+      if (!node) continue;
+      try {
+        const { topology, active, standby } = memberRecordOf(memberId, this.path('members', memberId), node.data);
+        states.set(memberId, { topology, active, standby });
+      } catch (err) {
+        if (!(err instanceof SpoutError)) throw err;
+        states.set(memberId, {});
+      }
+    }
+    return states;
   }
 
   async leaveMembers(): Promise<void> {

@@ -24,6 +24,19 @@ export interface MemberInfo {
 }
 
 /**
+ * What a member says of its topology (docs/operations.md, "Deploying a new version"): optional fields of the
+ * member node, absent in nodes of releases before them (such a member counts as reading, of a topology of
+ * its own). `topology` is Storm's topology id (`storm.id`), `active` false once Storm deactivated the task,
+ * `standby` true once the task handed its leases over to another topology (kept across a reactivation
+ * until that topology is gone).
+ */
+export interface MemberPresence {
+  topology?: string;
+  active: boolean;
+  standby: boolean;
+}
+
+/**
  * Version 1: a position without a sub-sequence. Version 2: `position.subSequence` too (stopped inside a KPL
  * aggregate). A position that needs no sub-sequence is still written as version 1, so a spout that knows only
  * version 1 reads it; one that stops inside an aggregate is version 2, which such a spout refuses loudly
@@ -47,7 +60,7 @@ export interface CheckpointRecord extends Checkpoint {
 }
 
 /** A live member as its node describes it. */
-export interface MemberRecord extends Partial<MemberInfo> {
+export interface MemberRecord extends Partial<MemberInfo>, Partial<MemberPresence> {
   memberId: string;
   since?: string;
 }
@@ -168,19 +181,23 @@ export function endedValue(): Buffer {
   return encode({ v: 1, endedAt: new Date().toISOString(), release: RELEASE });
 }
 
-/** A member node's content: the task, host and pid, and since when. */
-export function memberValue(info: MemberInfo): Buffer {
-  return encode({ v: 1, ...info, since: new Date().toISOString(), release: RELEASE });
+/** A member node's content: the task, host and pid, its topology and state, and since when. */
+export function memberValue(info: MemberInfo & Partial<MemberPresence>, since = new Date().toISOString()): Buffer {
+  return encode({ v: 1, ...info, since, release: RELEASE });
 }
 
 /** What a member node says; fields of the wrong type are left out. Throws SpoutError when it is no member value. */
 export function memberRecordOf(memberId: string, path: string, data: Buffer): MemberRecord {
-  const { taskIndex, host, pid, since } = decode<{ v: 1 } & Partial<MemberInfo> & { since?: string }>(path, data);
+  const value = decode<{ v: 1 } & Partial<MemberInfo & MemberPresence> & { since?: string }>(path, data);
+  const { taskIndex, host, pid, since, topology, active, standby } = value;
   return {
     memberId,
     taskIndex: typeof taskIndex === 'number' ? taskIndex : undefined,
     host: typeof host === 'string' ? host : undefined,
     pid: typeof pid === 'number' ? pid : undefined,
     since: typeof since === 'string' ? since : undefined,
+    topology: typeof topology === 'string' ? topology : undefined,
+    active: typeof active === 'boolean' ? active : undefined,
+    standby: typeof standby === 'boolean' ? standby : undefined,
   };
 }

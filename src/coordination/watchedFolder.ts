@@ -138,12 +138,15 @@ export interface WatchedFolders {
   ended: WatchedFolder;
 }
 
-/** The watched folders of the layout at `base`: leases with their nodes (the owner), the others by name. */
+/**
+ * The watched folders of the layout at `base`: leases with their nodes (the owner), members with theirs (the
+ * topology and whether it is active), the others by name.
+ */
 export function watchedFolders(zk: Pick<ZooKeeper, 'getChildren' | 'getData'>, base: string): WatchedFolders {
   return {
     leases: new WatchedFolder(zk, `${base}/leases`, true),
     finished: new WatchedFolder(zk, `${base}/finished`, false),
-    members: new WatchedFolder(zk, `${base}/members`, false),
+    members: new WatchedFolder(zk, `${base}/members`, true),
     ended: new WatchedFolder(zk, `${base}/ended`, false),
   };
 }

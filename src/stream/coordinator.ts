@@ -21,6 +21,7 @@ import { CheckpointSchedule } from './checkpointSchedule';
 import { ExpiredShards } from '../assignment/expiredShards';
 import { HeldShards, type IoCounters } from '../held/heldShards';
 import type { Session } from '../coordination/session';
+import type { MemberPresence } from '../coordination/store';
 import { joinSession, type Member } from './joining';
 import type { LateOutcomes } from '../held/lateOutcomes';
 import { ProcessCounter, SpoutMetrics } from '../held/metrics';
@@ -55,6 +56,8 @@ export class Coordinator {
   private readonly checkpoints: CheckpointSchedule<Session>;
   private active = true;
   private stopped = false;
+  /** This task's topology and state, as its member node says them (assignment/topologies.ts). */
+  private readonly presence: MemberPresence;
   private readonly timers: (() => void)[] = [];
 
   constructor(private readonly deps: CoordinatorDeps) {
@@ -62,6 +65,8 @@ export class Coordinator {
     const stream: StreamRef = { streamName: streamNameOf(config), streamArn: config.streamArn };
     const streamLabel = stream.streamArn ?? `stream ${stream.streamName} in ${config.region}`;
     const member: Member = { taskCount: 1, ...deps.member };
+    this.presence = { topology: member.topology, active: true, standby: false };
+    const presence = this.presence;
     const clock = () => scheduler.now();
     const countListing = () => {
       this.io.listShards += 1;
@@ -109,7 +114,14 @@ export class Coordinator {
       reporter,
       streamLabel,
       join: (onState) =>
-        joinSession({ ...deps, member, stream, listShards: fullListing, onState: (zk, state) => onState(zk, state) }),
+        joinSession({
+          ...deps,
+          member,
+          presence: () => presence,
+          stream,
+          listShards: fullListing,
+          onState: (zk, state) => onState(zk, state),
+        }),
       describeStream: () => describeStream(kinesis, stream),
       joined: (session, shards, first) => {
         if (first) void logResumePoints(reporter, config, session, shards);
@@ -137,6 +149,8 @@ export class Coordinator {
       streamStillHolds: (session) => this.sessions.streamStillHolds(session),
       listed: (session, shards) => void expired.forget(session, shards, (id) => this.held.byId.has(id)),
       mayRead: () => this.active && !this.stopped,
+      stopping: () => this.stopped,
+      presence,
       throttled: () => this.metrics.count(ProcessCounter.ThrottledCalls),
     });
     this.checkpoints = new CheckpointSchedule(
@@ -218,14 +232,26 @@ export class Coordinator {
     return this.held.inMemory().bytes;
   }
 
+  /**
+   * Reading stops; leases stay, unless another topology of this application is active: then the round hands
+   * them over to it (assignment/topologies.ts). The member node says so either way.
+   */
   deactivate(): void {
     this.active = false;
+    this.presence.active = false;
     this.listing.relist();
     void this.flushCheckpoints();
+    this.round.schedule();
+  }
+
+  /** True while this task gave way to another topology of this application (it holds and takes nothing). */
+  get standby(): boolean {
+    return this.presence.standby;
   }
 
   activate(): void {
     this.active = true;
+    this.presence.active = true;
     this.listing.relist();
     this.scheduleRebalance();
   }

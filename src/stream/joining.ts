@@ -10,6 +10,7 @@ import { identityMismatch } from '../coordination/streamIdentity';
 import type { ConnectionState, ConnectZooKeeper, ZooKeeper } from '../coordination/zooKeeper';
 import { startPositions } from '../core/position';
 import type { Session } from '../coordination/session';
+import type { MemberPresence } from '../coordination/store';
 import { within, type Scheduler } from '../core/scheduler';
 import { joinTimeoutMs } from '../core/timings';
 import type { ShardNode } from '../core/shard';
@@ -23,6 +24,8 @@ export interface Member {
   taskCount: number;
   host: string;
   pid: number;
+  /** Storm's topology id (`storm.id` in the handshake's conf), when Storm gave one. */
+  topology?: string;
 }
 
 export interface JoinDeps {
@@ -31,6 +34,8 @@ export interface JoinDeps {
   zookeeper: ConnectZooKeeper;
   scheduler: Scheduler;
   member: Member;
+  /** This task's topology state now, written into its member node. */
+  presence(): MemberPresence;
   stream: StreamRef;
   /** An unfiltered listing (the coordinator counts the calls). */
   listShards(): Promise<ShardNode[]>;
@@ -72,7 +77,7 @@ export async function joinSession(deps: JoinDeps): Promise<{ session: Session; s
     });
     const mismatch = identityMismatch(bootstrap, identity, store.base);
     if (mismatch) throw mismatch;
-    await store.registerMember({ taskIndex: member.taskIndex, host: member.host, pid: member.pid });
+    await store.registerMember({ taskIndex: member.taskIndex, host: member.host, pid: member.pid, ...deps.presence() });
     // An expiry while joining is only seen here: the session's state callbacks name it once it is current.
     if (connected.connectionState !== 'connected')
       throw new SpoutError(ErrorCode.ZooKeeper, `ZooKeeper session ${connected.sessionId} was lost while joining`, {

@@ -18,7 +18,7 @@ import {
 const ME = 'task0-a';
 const OTHER = 'task1-b';
 
-function setup(options: { taskCount?: number; shards?: number } = {}) {
+function setup(options: { taskCount?: number; shards?: number; topology?: string } = {}) {
   const clock = new ManualClock();
   const logger = new RecordingLogger();
   const reporter = new Reporter(logger, clock);
@@ -28,6 +28,7 @@ function setup(options: { taskCount?: number; shards?: number } = {}) {
   const listing = new ShardListing(stream, () => clock.now(), 30_000);
   let session: RoundSession | undefined = testSession(state);
   const config = testConfig();
+  const presence = { topology: options.topology ?? 'blue-1-1', active: true, standby: false };
   const round = new AssignmentRound<RoundSession, TestShard>({
     config,
     scheduler: clock,
@@ -39,7 +40,9 @@ function setup(options: { taskCount?: number; shards?: number } = {}) {
     session: () => session,
     streamStillHolds: async () => true,
     listed: () => undefined,
-    mayRead: () => true,
+    mayRead: () => presence.active,
+    stopping: () => false,
+    presence,
     throttled: () => undefined,
   });
   const runRound = async () => {
@@ -49,7 +52,7 @@ function setup(options: { taskCount?: number; shards?: number } = {}) {
   const loseSession = () => {
     session = undefined;
   };
-  return { clock, logger, state, held, stream, listing, round, runRound, loseSession };
+  return { clock, logger, state, held, stream, listing, round, runRound, loseSession, presence };
 }
 
 describe('AssignmentRound', () => {
@@ -237,5 +240,66 @@ describe('AssignmentRound', () => {
     await runRound();
     expect(held.started).toEqual([]);
     expect(stream.fullListings).toBe(0);
+  });
+});
+
+describe('AssignmentRound with two topologies of one application', () => {
+  const GREEN = 'task0-green';
+
+  it('deactivated beside an active topology: hands every lease over, takes nothing, and says so in its node', async () => {
+    const { state, held, runRound, presence } = setup();
+    await runRound();
+    expect(held.byId.size).toBe(4);
+    state.setPresence(GREEN, { topology: 'green-2-2', active: true, standby: false });
+    state.setOtherMembers(GREEN);
+    presence.active = false;
+    await runRound();
+    expect(held.handedOver.sort()).toEqual(['s-0', 's-1', 's-2', 's-3']);
+    expect(state.memberWrites.at(-1)).toEqual({ topology: 'blue-1-1', active: false, standby: true });
+  });
+
+  it('deactivated with no other topology (storm rebalance, storm deactivate): keeps its leases', async () => {
+    const { state, held, runRound, presence } = setup();
+    await runRound();
+    state.setPresence(OTHER, { topology: 'blue-1-1', active: false, standby: false });
+    state.setOtherMembers(OTHER);
+    presence.active = false;
+    await runRound();
+    expect(held.handedOver).toEqual([]);
+    expect(held.byId.size).toBe(4);
+    expect(state.memberWrites.at(-1)).toEqual({ topology: 'blue-1-1', active: false, standby: false });
+  });
+
+  it('active beside a topology that gave way: shares among the reading members only', async () => {
+    const { state, held, runRound } = setup({ topology: 'green-2-2' });
+    state.setPresence(OTHER, { topology: 'blue-1-1', active: false, standby: false });
+    state.setOtherMembers(OTHER);
+    await runRound();
+    expect(held.started).toHaveLength(4);
+  });
+
+  it('reactivated after giving way: takes nothing back until the other topology is gone', async () => {
+    const { state, held, runRound, presence } = setup();
+    state.setPresence(GREEN, { topology: 'green-2-2', active: true, standby: false });
+    state.setOtherMembers(GREEN);
+    presence.active = false;
+    await runRound();
+    presence.active = true;
+    await runRound();
+    expect(held.started).toEqual([]);
+    expect(presence.standby).toBe(true);
+    state.setOtherMembers();
+    await runRound();
+    expect(presence.standby).toBe(false);
+    expect(held.started).toHaveLength(4);
+  });
+
+  it('counts a member node of an older release (no topology fields) as reading, of another topology', async () => {
+    const { state, held, runRound, presence } = setup();
+    await runRound();
+    state.setOtherMembers(OTHER);
+    presence.active = false;
+    await runRound();
+    expect(held.handedOver).toHaveLength(4);
   });
 });

@@ -58,3 +58,12 @@ test('a version that is no newer format (none, older, not a number) is corrupt: 
       /: remove it or fix it by hand$/,
     );
 });
+
+test("a member node says its topology and state; an older release's node leaves them unknown", () => {
+  const value = memberValue({ taskIndex: 1, host: 'h', pid: 2, topology: 'green-2-1', active: false, standby: true });
+  expect(memberRecordOf('m', '/m', value)).toMatchObject({ topology: 'green-2-1', active: false, standby: true });
+  const older = memberRecordOf('m', '/m', Buffer.from(JSON.stringify({ v: 1, taskIndex: 1, host: 'h', pid: 2 })));
+  expect(older).toMatchObject({ topology: undefined, active: undefined, standby: undefined });
+  const wrongTypes = Buffer.from(JSON.stringify({ v: 1, topology: 3, active: 'no', standby: 1 }));
+  expect(memberRecordOf('m', '/m', wrongTypes)).toMatchObject({ topology: undefined, active: undefined });
+});

@@ -5,6 +5,7 @@ import type { Position } from '../../../src/core/position';
 import type { ShardNode } from '../../../src/core/shard';
 import type { HeldLeases, RoundSession } from '../../../src/assignment/round';
 import type { ShardLister } from '../../../src/assignment/listing';
+import type { MemberPresence } from '../../../src/coordination/store';
 
 /** The coordination state as ZooKeeper holds it: leases, members, finished shards. */
 export class TestCoordinationState {
@@ -12,6 +13,10 @@ export class TestCoordinationState {
   readonly finished = new Set<string>();
   members: string[];
   acquired: string[] = [];
+  /** What each member's node says of its topology (absent: an older release's node, reading). */
+  readonly presence = new Map<string, Partial<MemberPresence>>();
+  /** This task's member node writes, in order. */
+  readonly memberWrites: MemberPresence[] = [];
   /** Rounds that read the state (each reads the finished shards once). */
   rounds = 0;
   private watches: (() => void)[] = [];
@@ -22,6 +27,12 @@ export class TestCoordinationState {
 
   setOtherMembers(...others: string[]): void {
     this.members = [this.memberId, ...others].sort();
+    this.fireWatches();
+  }
+
+  /** A member's node now says this of its topology (a data watch fires). */
+  setPresence(memberId: string, presence: Partial<MemberPresence>): void {
+    this.presence.set(memberId, presence);
     this.fireWatches();
   }
 
@@ -44,9 +55,14 @@ export class TestCoordinationState {
     if (watch) this.watches.push(watch);
     return new Map(this.leases);
   }
-  async members_(watch?: () => void) {
-    if (watch) this.watches.push(watch);
-    return [...this.members];
+  async memberStates(watch: () => void) {
+    this.watches.push(watch);
+    return new Map(this.members.map((id) => [id, { ...this.presence.get(id) }]));
+  }
+  async updateMember(presence: MemberPresence) {
+    this.memberWrites.push({ ...presence });
+    this.presence.set(this.memberId, { ...presence });
+    return true;
   }
   async endedShards() {
     return new Set<string>();
@@ -73,7 +89,8 @@ export function testSession(state: TestCoordinationState, joinedAt = 0, sessionT
       memberId: state.memberId,
       finishedShards: (watch) => state.finishedShards(watch),
       leases: (watch) => state.leases_(watch),
-      members: (watch) => state.members_(watch),
+      memberStates: (watch) => state.memberStates(watch),
+      updateMember: (presence) => state.updateMember(presence),
       endedShards: () => state.endedShards(),
       // Loads are read only by the throughput policy; the count policy plans from the lease holders alone.
       leaseNodes: async () => new Map(),
