@@ -40,8 +40,10 @@ export class Flow {
   private producing: Promise<void> | undefined;
   private stopProducing = false;
   private nextRecord = 0;
-  /** Topology conf beside `kinesis.spout` for processes added from now on (a metrics registration). */
+  /** Topology conf beside `kinesis.spout` for processes added from now on (a metrics registration, `storm.id`). */
   topologyConf: Record<string, unknown> = {};
+  /** Processes Storm has deactivated: they get no `next` (acks and fails still reach them). */
+  private readonly inactive = new Set<StormDriver>();
 
   constructor(
     private readonly services: Pick<Services, 'zk' | 'kinesis' | 'client'>,
@@ -76,9 +78,34 @@ export class Flow {
     });
     this.spouts.push(driver);
     this.pumps.push(
-      driver.pump(() => this.stopped, { timeoutMs: 600_000, onEmit: (emit) => this.onEmit(driver, emit) }),
+      driver.pump(() => this.stopped, {
+        timeoutMs: 600_000,
+        onEmit: (emit) => this.onEmit(driver, emit),
+        paused: () => this.inactive.has(driver),
+      }),
     );
     return driver;
+  }
+
+  /** `storm deactivate` as one task sees it: `deactivate`, then no more `next` until `activate`. */
+  async deactivate(driver: StormDriver): Promise<void> {
+    this.inactive.add(driver);
+    await driver.deactivate();
+  }
+
+  async activate(driver: StormDriver): Promise<void> {
+    await driver.activate();
+    this.inactive.delete(driver);
+  }
+
+  /** The longest wait from put to first emit of the records put from `since` (performance.now() ms) on. */
+  longestWait(since = 0): number {
+    let longest = 0;
+    for (const p of this.put) {
+      const first = this.firstDelivery.get(p.id);
+      if (p.at >= since && first) longest = Math.max(longest, first.at - p.at);
+    }
+    return longest;
   }
 
   private async onEmit(driver: StormDriver, emit: Emit): Promise<void> {

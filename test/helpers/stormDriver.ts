@@ -256,16 +256,25 @@ export class StormDriver {
 
   /**
    * Calls next in a loop as Storm does (a short pause when nothing came), handing each emit to `onEmit`
-   * (default: ack it), until `done()` or the timeout. Returns false on timeout.
+   * (default: ack it), until `done()` or the timeout. Returns false on timeout. While `paused()` (the task's
+   * topology deactivated), no `next` is sent, as Storm sends none then.
    */
   async pump(
     done: () => boolean,
-    options: { timeoutMs?: number; onEmit?: (emit: Emit) => Promise<unknown> | undefined } = {},
+    options: {
+      timeoutMs?: number;
+      onEmit?: (emit: Emit) => Promise<unknown> | undefined;
+      paused?: () => boolean;
+    } = {},
   ): Promise<boolean> {
     const deadline = Date.now() + (options.timeoutMs ?? 30_000);
     const onEmit = options.onEmit ?? ((emit: Emit) => this.ack(emit.id));
     while (!done()) {
       if (Date.now() > deadline || this.child.exitCode !== null) return false;
+      if (options.paused?.()) {
+        await new Promise((r) => setTimeout(r, 10));
+        continue;
+      }
       const emits = await this.next();
       for (const emit of emits) await onEmit(emit);
       if (emits.length === 0) await new Promise((r) => setTimeout(r, 10));

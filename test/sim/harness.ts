@@ -17,7 +17,7 @@ import { SimStream } from './kinesis/simStream';
 import { Operator } from './operator';
 import { Random } from './random';
 import { BASE, configSummary, drawConfig, STREAM, WALL_BASE_MS, type SimReadMode } from './simConfig';
-import { launchProcess, type ProcessWorld, type SpoutProcess } from './spoutProcess';
+import { BLUE, GREEN, launchProcess, type ProcessWorld, type SpoutProcess } from './spoutProcess';
 import { describeState } from './stateReport';
 import { Trace } from './trace';
 import { Owner, SimLoop } from './virtualTime';
@@ -55,7 +55,20 @@ export interface SimOptions {
   readMode?: SimReadMode;
   /** `at-most-once`: every spout so, with tuple tracking (the checker then checks `twice` and `uncovered`). */
   delivery?: 'at-least-once' | 'at-most-once';
+  /**
+   * A new version deployed as another topology beside the running one, in planned runs (default: drawn, in
+   * four planned runs of ten; 'none': never): see `deployVersion`.
+   */
+  versions?: VersionDeploy | 'none';
 }
+
+/**
+ * How the new version (GREEN) replaces the running one (BLUE): submit green, then `storm kill blue` (a
+ * deactivate, the kill's wait, SIGTERM); the kill first, green submitted during its wait; or as the first,
+ * with blue reactivated during the wait (`storm activate blue`) before it is deactivated again and killed.
+ */
+export type VersionDeploy = 'green-then-kill' | 'kill-then-green' | 'reactivate';
+export const VERSION_DEPLOYS: readonly VersionDeploy[] = ['green-then-kill', 'kill-then-green', 'reactivate'];
 
 export interface SimResult {
   seed: number;
@@ -105,7 +118,14 @@ export class Simulation {
    */
   private readonly deploy: boolean;
   private readonly handOvers: HandOvers;
-  private stormActive = true;
+  /** Which topologies Storm has active (BLUE from the start; GREEN once a new version is submitted). */
+  private readonly active = new Map<string, boolean>([[BLUE, true]]);
+  /** How this run deploys a new version, if it does. */
+  private readonly versions: VersionDeploy | undefined;
+  /** Slots whose topology was killed: never restarted. */
+  private readonly retired = new Set<number>();
+  /** From when a BLUE session taking a lease while GREEN reads is a steal (blue gave way for good). */
+  private blueGaveWayAt: number | undefined;
   private quiet = false;
   private incarnations = 0;
   private restarts = 0;
@@ -168,6 +188,7 @@ export class Simulation {
       const shardId = change.path.slice(leases.length);
       const owner = change.before?.ephemeralOwner;
       const holder = this.slots.find((i) => owner !== undefined && i?.sessions.has(owner));
+      if (!change.before && change.after) this.checkSteal(shardId, change.after.ephemeralOwner);
       const finished = this.server.node(`${BASE}/checkpoints/${shardId}`)?.data.toString('utf8').includes('SHARD_END');
       this.handOvers.onLeaseChange(change, shardId, finished === true, holder?.name);
       for (const instance of this.slots) instance?.held.forget(shardId);
@@ -190,6 +211,11 @@ export class Simulation {
     ]);
     this.slots = new Array<SpoutProcess | undefined>(this.rng.int(2, 4)).fill(undefined);
     this.deploy = this.mode === 'planned' && new Random(seed, 'start').chance(0.7);
+    const versions = new Random(seed, 'versions');
+    this.versions =
+      options.versions === 'none' || this.mode !== 'planned'
+        ? undefined
+        : (options.versions ?? (versions.chance(0.4) ? versions.pick(VERSION_DEPLOYS) : undefined));
     this.handOvers = new HandOvers(
       this.checker,
       this.config.handoffTimeoutMs,
@@ -234,6 +260,7 @@ export class Simulation {
       'sim',
       `seed ${this.options.seed} (${this.mode}): ${this.slots.length} instances, ${this.stream.shards.size} shard(s), config ${JSON.stringify(configSummary(this.config))}`,
     );
+    if (this.versions) this.log('sim', `a new version is deployed beside the running one: ${this.versions}`);
     this.log(
       'sim',
       `fault rates ${JSON.stringify(this.plan.drawn, (_, v: unknown) => (typeof v === 'number' ? Math.round(v * 10_000) / 10_000 : v))}`,
@@ -254,6 +281,7 @@ export class Simulation {
       this.handOvers.startWindowOpen = this.deploy;
       this.produce(chaosMs);
       this.scheduleChaos(chaosMs, this.deploy ? spread + timeout + this.rng.int(200, 1_500) : this.rng.int(200, 1_500));
+      if (this.versions) this.deployVersion(this.versions, spread + timeout + this.rng.int(500, 2_000));
       // Some runs get unexpected data written into ZooKeeper early on (it is put right when the faults stop).
       if (this.mode === 'chaos' && this.rng.chance(0.25))
         this.loop.after(this.world, this.rng.int(500, chaosMs / 2), () =>
@@ -337,13 +365,15 @@ export class Simulation {
   // ---- processes
 
   private startInstance(slot: number): void {
-    if (this.slots[slot]?.owner.alive) return;
-    const instance = launchProcess(this.processWorld, slot, (this.incarnations += 1));
+    if (this.slots[slot]?.owner.alive || this.retired.has(slot)) return;
+    const topology = this.greenSlots.includes(slot) ? GREEN : BLUE;
+    const taskCount = topology === GREEN ? this.greenSlots.length : this.processWorld.taskCount;
+    const instance = launchProcess(this.processWorld, slot, (this.incarnations += 1), topology, taskCount);
     this.slots[slot] = instance;
     this.log(instance.name, 'started');
     this.command(instance, 'start', () => {
       instance.coordinator.start();
-      if (!this.stormActive) instance.coordinator.deactivate();
+      if (!this.isActive(topology)) instance.coordinator.deactivate();
     });
     this.driveNext(instance);
   }
@@ -363,7 +393,7 @@ export class Simulation {
     const tick = () => {
       if (!instance.owner.alive || instance.stopping) return;
       let emitted = 0;
-      if (this.stormActive) {
+      if (this.isActive(instance.topology)) {
         this.command(instance, 'next', () =>
           instance.spout.next({
             emit: (id) => {
@@ -481,11 +511,15 @@ export class Simulation {
     });
   }
 
-  private setActive(active: boolean): void {
-    this.stormActive = active;
-    this.log('storm', active ? 'activate (topology-wide)' : 'deactivate (topology-wide)');
+  private isActive(topology: string): boolean {
+    return this.active.get(topology) === true;
+  }
+
+  private setActive(active: boolean, topology = BLUE): void {
+    this.active.set(topology, active);
+    this.log('storm', `${active ? 'activate' : 'deactivate'} ${topology} (topology-wide)`);
     for (const instance of this.slots) {
-      if (!instance?.owner.alive || instance.stopping) continue;
+      if (!instance?.owner.alive || instance.stopping || instance.topology !== topology) continue;
       instance.lastToggleAt = Math.max(instance.lastToggleAt, this.loop.now + this.rng.int(0, 20));
       this.loop.at(instance.owner, instance.lastToggleAt, () => {
         if (!instance.stopping)
@@ -494,6 +528,103 @@ export class Simulation {
           );
       });
     }
+  }
+
+  // ---- a new version beside the running one
+
+  /** GREEN's slots (after BLUE's), once submitted. */
+  private readonly greenSlots: number[] = [];
+
+  /**
+   * Deploys GREEN beside BLUE from `at` on, as `how` says, with Storm's own commands: submit (its tasks start
+   * within a second), `storm kill` (a deactivate, the kill's wait, then SIGTERM to every task: clean
+   * shutdowns), `storm activate`. The wait is the hand-over timeout and a few seconds (Storm's default is the
+   * message timeout, 30 s, far above the 5 s default hand-over timeout). Checked: BLUE holds no lease a few
+   * seconds after it is deactivated beside a reading GREEN (`deploy-held`), and takes none back while GREEN
+   * reads (`deploy-steal`); with `duplicate` (planned runs), `converged` and the rest as in every run.
+   */
+  private deployVersion(how: VersionDeploy, at: number): void {
+    const handoff = this.config.handoffTimeoutMs;
+    const wait = handoff + this.rng.int(4_500, 6_000);
+    const greens = this.rng.int(1, 3);
+    const submit = () => {
+      this.active.set(GREEN, true);
+      this.log('storm', `submit ${GREEN} (${greens} task(s))`);
+      for (let i = 0; i < greens; i += 1) {
+        const slot = this.slots.length;
+        this.slots.push(undefined);
+        this.greenSlots.push(slot);
+        this.loop.after(this.world, this.rng.int(0, 1_000), () => this.startInstance(slot));
+      }
+    };
+    const kill = () => {
+      this.setActive(false, BLUE);
+      this.log('storm', `kill ${BLUE} -w ${wait} ms`);
+      this.loop.after(this.world, wait, () => {
+        this.log('storm', `${BLUE}'s wait is over: its workers are stopped`);
+        for (let slot = 0; slot < this.processWorld.taskCount; slot += 1) {
+          this.retired.add(slot);
+          const instance = this.slots[slot];
+          if (instance?.owner.alive && !instance.stopping) this.shutdown(instance);
+        }
+      });
+    };
+    /** BLUE's leases are all handed over `handoff` + 3 s after GREEN reads beside a deactivated BLUE. */
+    const checkHeld = (from: number) => {
+      this.blueGaveWayAt ??= from + handoff;
+      this.loop.after(this.world, from - this.loop.now + handoff + 3_000, () => this.checkBlueHoldsNothing());
+    };
+    const gap = this.rng.int(0, 1_000);
+    if (how === 'kill-then-green') {
+      this.loop.after(this.world, at, kill);
+      this.loop.after(this.world, at + gap, () => {
+        submit();
+        checkHeld(this.loop.now + 1_000);
+      });
+      return;
+    }
+    this.loop.after(this.world, at, submit);
+    this.loop.after(this.world, at + 1_000 + gap, () => {
+      if (how === 'green-then-kill') {
+        kill();
+        checkHeld(this.loop.now);
+        return;
+      }
+      // `storm deactivate blue`, later `storm activate blue` (it must take nothing back), then the kill.
+      this.setActive(false, BLUE);
+      checkHeld(this.loop.now);
+      this.loop.after(this.world, handoff + 3_500, () => {
+        this.setActive(true, BLUE);
+        this.loop.after(this.world, this.rng.int(500, 2_000), kill);
+      });
+    });
+  }
+
+  private checkBlueHoldsNothing(): void {
+    const leases = `${BASE}/leases/`;
+    for (const instance of this.slots) {
+      if (instance?.topology !== BLUE || !instance.owner.alive) continue;
+      for (const shardId of this.stream.shards.keys()) {
+        const owner = this.server.node(leases + shardId)?.ephemeralOwner;
+        if (owner !== undefined && instance.sessions.has(owner))
+          this.checker.fail(
+            'deploy-held',
+            `${instance.name} (${BLUE}, deactivated beside ${GREEN}) still holds ${shardId} ${this.config.handoffTimeoutMs} ms + 3 s after it was to hand it over`,
+          );
+      }
+    }
+  }
+
+  /** A lease taken by a BLUE session after BLUE gave way, while a GREEN task lives: a steal. */
+  private checkSteal(shardId: string, session: string): void {
+    if (this.blueGaveWayAt === undefined || this.loop.now < this.blueGaveWayAt) return;
+    const taker = this.slots.find((i) => i?.sessions.has(session));
+    const greenLives = this.slots.some((i) => i?.topology === GREEN && i.owner.alive && !i.stopping);
+    if (taker?.topology === BLUE && greenLives)
+      this.checker.fail(
+        'deploy-steal',
+        `${taker.name} (${BLUE}, which gave way) took ${shardId} while ${GREEN} reads: a reactivated old topology takes nothing back`,
+      );
   }
 
   // ---- the world
@@ -582,7 +713,7 @@ export class Simulation {
       if (someone)
         this.pause(someone, this.rng.chance(0.5) ? this.rng.int(50, timeout) : this.rng.int(timeout, timeout * 2.5));
     } else if (r < 0.6) {
-      this.setActive(!this.stormActive);
+      this.setActive(!this.isActive(BLUE));
     } else if (r < 0.7) {
       if (someone) this.shutdown(someone);
     }
@@ -607,7 +738,7 @@ export class Simulation {
         );
     }
     this.operator.repair();
-    if (!this.stormActive) this.setActive(true);
+    if (!this.isActive(BLUE) && !this.versions) this.setActive(true);
     for (let slot = 0; slot < this.slots.length; slot += 1) {
       const instance = this.slots[slot];
       if (!instance?.owner.alive) this.loop.after(this.world, 10, () => this.startInstance(slot));

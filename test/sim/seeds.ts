@@ -10,10 +10,12 @@
  *   SIM_READ_MODE=polling|fanOut every seed reads so (default: one seed in two fans out)
  *   SIM_BALANCE=throughput every task with balance "throughput" (default: count)
  *   SIM_DELIVERY=at-most-once every task so (default: at-least-once), checked for `twice` and `uncovered`
+ *   SIM_VERSIONS=green-then-kill|kill-then-green|reactivate|none  every planned seed deploys a new version
+ *                          so (default: four planned seeds in ten, drawn)
  */
 import type { FaultRates } from './faults';
 import { NO_FAULTS } from './faults';
-import { simulate, type SimResult } from './harness';
+import { simulate, type SimResult, VERSION_DEPLOYS, type VersionDeploy } from './harness';
 import type { SimReadMode } from './simConfig';
 
 /**
@@ -34,6 +36,7 @@ export interface SeedPlan {
   readMode?: SimReadMode;
   balance: 'count' | 'throughput' | undefined;
   delivery?: 'at-least-once' | 'at-most-once';
+  versions?: VersionDeploy | 'none';
 }
 
 const list = (text: string | undefined) =>
@@ -62,7 +65,11 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
     env.SIM_DELIVERY === 'at-least-once' || env.SIM_DELIVERY === 'at-most-once' ? env.SIM_DELIVERY : undefined;
   if (env.SIM_DELIVERY !== undefined && delivery === undefined)
     throw new Error(`SIM_DELIVERY: at-least-once or at-most-once, not ${env.SIM_DELIVERY}`);
+  const versions = [...VERSION_DEPLOYS, 'none' as const].find((v) => v === env.SIM_VERSIONS);
+  if (env.SIM_VERSIONS !== undefined && versions === undefined)
+    throw new Error(`SIM_VERSIONS: ${VERSION_DEPLOYS.join(', ')} or none, not ${env.SIM_VERSIONS}`);
   const shared: Omit<SeedPlan, 'first' | 'count' | 'replay'> = {
+    versions,
     without: typed,
     ignore,
     mode,
@@ -107,6 +114,7 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       readMode: plan.readMode,
       balance: plan.balance,
       delivery: plan.delivery,
+      versions: plan.versions,
     });
     virtualMs += result.stats.virtualMs;
     handOvers.begun += result.stats.handOvers.begun;
@@ -128,6 +136,7 @@ export function replayCommand(seed: number, plan: SeedPlan): string {
     plan.ignore.length > 0 ? ` SIM_IGNORE=${plan.ignore.join(',')}` : '',
     plan.mode ? ` SIM_MODE=${plan.mode}` : '',
     plan.balance ? ` SIM_BALANCE=${plan.balance}` : '',
+    plan.versions ? ` SIM_VERSIONS=${plan.versions}` : '',
   ].join('');
   return `SIM_SEED=${seed}${env} npx jest test/sim/simulation.test.ts --maxWorkers=1`;
 }

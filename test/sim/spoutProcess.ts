@@ -21,6 +21,8 @@ import type { ZkServer } from './zooKeeper/zkServer';
 export interface SpoutProcess {
   name: string;
   slot: number;
+  /** Storm's topology id: a new version is deployed beside the old one as another topology (harness.ts). */
+  topology: string;
   owner: Owner;
   coordinator: Coordinator;
   spout: KinesisSpout;
@@ -48,10 +50,23 @@ export interface ProcessWorld {
   logger(name: string): Logger;
 }
 
-/** A new process in `slot`; `incarnation` numbers processes over the whole run (its pid, its name). */
-export function launchProcess(world: ProcessWorld, slot: number, incarnation: number): SpoutProcess {
+/** The topology every run starts with; a run that deploys a new version starts GREEN beside it. */
+export const BLUE = 'blue-1-1000';
+export const GREEN = 'green-2-2000';
+
+/**
+ * A new process in `slot`; `incarnation` numbers processes over the whole run (its pid, its name). Of
+ * `topology`, which declares `taskCount` tasks (default: the run's).
+ */
+export function launchProcess(
+  world: ProcessWorld,
+  slot: number,
+  incarnation: number,
+  topology = BLUE,
+  taskCount = world.taskCount,
+): SpoutProcess {
   const { loop, plan, config } = world;
-  const name = `i${slot}.${incarnation}`;
+  const name = `${topology === BLUE ? 'i' : 'g'}${slot}.${incarnation}`;
   const owner = new Owner(name);
   const scheduler = new VirtualScheduler(loop, owner, new Random(world.seed, `jitter-${name}`), WALL_BASE_MS);
   const sessions = new Set<string>();
@@ -79,8 +94,19 @@ export function launchProcess(world: ProcessWorld, slot: number, incarnation: nu
     zookeeper: connect,
     logger,
     scheduler,
-    member: { taskIndex: slot, taskCount: world.taskCount, host: 'sim', pid: 1000 + incarnation },
+    member: { taskIndex: slot, taskCount, host: 'sim', pid: 1000 + incarnation, topology },
   });
   const spout = new KinesisSpout(config, coordinator, logger, scheduler);
-  return { name, slot, owner, coordinator, spout, sessions, stopping: false, lastToggleAt: 0, held: new HeldRecords() };
+  return {
+    name,
+    slot,
+    topology,
+    owner,
+    coordinator,
+    spout,
+    sessions,
+    stopping: false,
+    lastToggleAt: 0,
+    held: new HeldRecords(),
+  };
 }
