@@ -9,6 +9,7 @@ import type { FanOutFigures } from './fanOut';
 import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
 import type { BalanceFigures } from './balance';
+import { type DeployFigures, deploySection } from './deploy';
 import { basename, join } from 'node:path';
 import { replaceBetween } from '../scripts/generated';
 import { RESPONDERS, type ProtocolFigures, type Responder } from './protocol';
@@ -45,6 +46,8 @@ export interface Report {
   fanOut?: FanOutFigures;
   twoApps?: TwoAppsFigures;
   balance?: BalanceFigures;
+  /** A new version deployed beside the running topology, several ways (bench/deploy.ts). */
+  deploy?: DeployFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
   /** RSS of busy tasks over a long run with resharding and failed tuples (bench/memorySoak.ts). */
@@ -196,6 +199,7 @@ function streamSections(r: Report): string[] {
   if (r.fanOut) out.push('', ...fanOutSection(r.fanOut));
   if (r.twoApps) out.push('', ...twoAppsSection(r.twoApps));
   if (r.balance) out.push('', ...balanceSection(r.balance));
+  if (r.deploy) out.push('', ...deploySection(r.deploy));
   out.push(...scaleSections(r));
   if (r.memorySoak) out.push('', ...memorySoakSection(r.memorySoak));
   return out;
@@ -345,6 +349,7 @@ export const PAGE_SECTIONS = [
   'fanOut',
   'twoApps',
   'balance',
+  'deploy',
   'decode',
   'scale',
   'scaleSim',

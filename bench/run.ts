@@ -10,6 +10,9 @@
  * stopped, default 120). BENCH_ROUNDS, BENCH_REGIMES and BENCH_PUT_RATE (records/s put to its one shard, default 50) apply.
  * Every spout process starts as KinesisShellSpout starts it: its NODE_OPTIONS and ENVIRONMENT, read from the Java
  * class (bench/lib.ts); BENCH_NODE_OPTIONS replaces the options ("" for none), a variable in the environment wins.
+ * deploy: a new version deployed beside the running topology, several ways, Storm's commands as ShellSpout sees
+ * them (bench/deploy.ts): BENCH_DEPLOY_WAYS=greenThenKill,killThenGreen,..., BENCH_DEPLOY_WAIT_S (the kill's
+ * wait, default 30, Storm's), BENCH_ROUNDS and BENCH_REGIMES apply.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  * memorySoak: RSS of 3 tasks reading 4 shards for 15 minutes, records put, 2 % failed, a split or a merge every
  * 45 s (bench/memorySoak.ts; BENCH_SOAK_SECONDS, BENCH_SOAK_PUT_RATE, ...). Being long it runs only when named
@@ -57,6 +60,7 @@ import { STORM_SPOUTS, stormBench, type StormSpout } from './storm';
 import { costBench, latencyBench, throughputBench } from './stream';
 import { twoAppsBench } from './twoApps';
 import { BALANCE_MODES, type BalanceMode, balanceBench } from './balance';
+import { DEPLOY_WAYS, type DeployWay, deployBench } from './deploy';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -234,6 +238,7 @@ async function main(): Promise<void> {
       'fanOut',
       'twoApps',
       'balance',
+      'deploy',
       'idleMemory',
       'memorySoak',
     ];
@@ -270,6 +275,26 @@ async function main(): Promise<void> {
               timeoutMs: { count: 45_000, throughput: QUICK ? 60_000 : 120_000 },
               // Long enough for the hot shard's load to decay below the planner's floor and the idle shards to be shared by count.
               quietMs: Number(process.env.BENCH_BALANCE_QUIET_S ?? (QUICK ? 0 : 120)) * 1000,
+            },
+            log,
+          );
+        }
+        if (has('deploy')) {
+          const ways = list('BENCH_DEPLOY_WAYS', QUICK ? 'greenThenKill,killThenGreen' : DEPLOY_WAYS.join(','));
+          const bad = ways.find((w) => !(DEPLOY_WAYS as readonly string[]).includes(w));
+          if (bad) throw new Error(`BENCH_DEPLOY_WAYS: unknown ${bad}; allowed: ${DEPLOY_WAYS.join(', ')}`);
+          report.deploy = await deployBench(
+            zk,
+            server,
+            client,
+            {
+              ways: ways as DeployWay[],
+              regimes: regimesOf(QUICK ? 'idle' : 'idle,busy'),
+              rounds: Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 2)),
+              // Storm's default: the message timeout. The smoke run's is short: numbers meaningless.
+              waitSeconds: Number(process.env.BENCH_DEPLOY_WAIT_S ?? (QUICK ? 3 : 30)),
+              steadySeconds: QUICK ? 2 : 10,
+              afterSeconds: QUICK ? 1 : 5,
             },
             log,
           );

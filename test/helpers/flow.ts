@@ -42,6 +42,8 @@ export class Flow {
   private nextRecord = 0;
   /** Topology conf beside `kinesis.spout` for processes added from now on (a metrics registration, `storm.id`). */
   topologyConf: Record<string, unknown> = {};
+  /** With more than 0: each emit is acked after a random delay up to this, not at once (and not awaited). */
+  private ackWithinMs = 0;
   /** Processes Storm has deactivated: they get no `next` (acks and fails still reach them). */
   private readonly inactive = new Set<StormDriver>();
 
@@ -87,6 +89,11 @@ export class Flow {
     return driver;
   }
 
+  /** From now on, ack each emit after a random delay up to `ms`, as a topology whose bolts take that long. */
+  ackWithin(ms: number): void {
+    this.ackWithinMs = ms;
+  }
+
   /** `storm deactivate` as one task sees it: `deactivate`, then no more `next` until `activate`. */
   async deactivate(driver: StormDriver): Promise<void> {
     this.inactive.add(driver);
@@ -123,7 +130,8 @@ export class Flow {
     if (this.failRate > 0 && this.random() < this.failRate) {
       this.failsById.set(emit.id, (this.failsById.get(emit.id) ?? 0) + 1);
       await driver.fail(emit.id);
-    } else await driver.ack(emit.id);
+    } else if (this.ackWithinMs > 0) setTimeout(() => void driver.ack(emit.id), Math.random() * this.ackWithinMs);
+    else await driver.ack(emit.id);
   }
 
   /** Emissions that neither a first delivery nor a failed one explains: records emitted again without cause. */
