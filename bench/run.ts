@@ -293,7 +293,7 @@ async function main(): Promise<void> {
               rounds: Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 2)),
               // Storm's default: the message timeout. The smoke run's is short: numbers meaningless.
               waitSeconds: Number(process.env.BENCH_DEPLOY_WAIT_S ?? (QUICK ? 3 : 30)),
-              steadySeconds: QUICK ? 2 : 10,
+              steadySeconds: QUICK ? 1 : 10,
               afterSeconds: QUICK ? 1 : 5,
             },
             log,

@@ -244,11 +244,6 @@ export class Coordinator {
     this.round.schedule();
   }
 
-  /** True while this task gave way to another topology of this application (it holds and takes nothing). */
-  get standby(): boolean {
-    return this.presence.standby;
-  }
-
   activate(): void {
     this.active = true;
     this.presence.active = true;

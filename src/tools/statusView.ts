@@ -28,6 +28,10 @@ export interface StatusReport {
       pid: number | null;
       since: string | null;
       leases: number;
+      /** Storm's topology id, whether Storm has the task active, whether it gave way to another topology. */
+      topology: string | null;
+      active: boolean | null;
+      standby: boolean | null;
     }[];
     counts: Record<ShardState, number>;
     warnings: string[];
@@ -96,6 +100,9 @@ export function statusReport(
         pid: m.pid ?? null,
         since: m.since ?? null,
         leases: shards.filter((s) => s.owner?.memberId === m.memberId).length,
+        topology: m.topology ?? null,
+        active: m.active ?? null,
+        standby: m.standby ?? null,
       })),
       counts,
       warnings,
@@ -177,7 +184,7 @@ export function renderStatus(report: StatusReport): string {
   const lines = [
     `application ${app.name}, stream ${app.stream} (${app.zookeeperPath}) at ${report.takenAt}`,
     `bootstrap: first start ${boot.firstStart}, initial position ${initial}, stream ${boot.streamArn} created ${boot.streamCreated}`,
-    `members: ${app.members.length === 0 ? 'none (no spout task is running)' : app.members.map((m) => `task ${m.taskIndex ?? '?'} on ${m.host ?? '?'} pid ${m.pid ?? '?'} (${m.leases} lease(s), since ${m.since ?? '?'})`).join('; ')}`,
+    `members: ${app.members.length === 0 ? 'none (no spout task is running)' : app.members.map((m) => `task ${m.taskIndex ?? '?'} on ${m.host ?? '?'} pid ${m.pid ?? '?'} (${m.leases} lease(s), since ${m.since ?? '?'}${topologyOf(m)})`).join('; ')}`,
     `shards: ${counts || 'none'}`,
     ...app.warnings.map((w) => `WARNING: ${w}`),
     '',
@@ -196,4 +203,11 @@ export function renderStatus(report: StatusReport): string {
     ...report.shards.filter((s) => s.problem).map((s) => `PROBLEM ${s.shardId}: ${s.problem}`),
   ];
   return lines.join('\n');
+}
+
+/** A member's topology and state, when its node says (a new version deployed beside the running one). */
+function topologyOf(m: { topology: string | null; active: boolean | null; standby: boolean | null }): string {
+  if (m.topology === null) return '';
+  const state = m.standby ? ', on standby' : m.active === false ? ', deactivated' : '';
+  return `, topology ${m.topology}${state}`;
 }

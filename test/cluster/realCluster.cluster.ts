@@ -6,7 +6,10 @@
  * processes, `kinesis-compact` the compact wire format (`useCompactSerializer()`). Records are put
  * without pause through a shard split, a deactivate + rebalance + activate, and a worker JVM running
  * both killed with SIGKILL; every record put must reach the recording bolt at least once from each
- * component, and each component's checkpoints must end up covering them all. The figures (records, duplicates, recovery times) are printed and written to
+ * component, and each component's checkpoints must end up covering them all. Then a new version of the
+ * topology is deployed beside it (docs/operations.md, "Deploying a new version"): submitted under another
+ * name with the same applications, the first killed with `storm kill` and its default wait, records put
+ * throughout: none lost, none waiting anywhere near the kill's wait. The figures (records, duplicates, recovery times) are printed and written to
  * figures.json in the run's temp folder (kept, with the Storm home and every log, by KEEP_CLUSTER_DIRS=1).
  *
  * Not part of `npm test` (the name does not end in .test.ts): `npm run test:cluster`.
@@ -144,7 +147,8 @@ test(
   async () => {
     const started = Date.now();
     const s = services!;
-    const c = await startCluster('main', 3);
+    // Three workers for the topology, one for the new version deployed beside it at the end.
+    const c = await startCluster('main', 4);
     const clusterUp = Date.now();
 
     const stream = uniqueName('stream');
@@ -371,9 +375,119 @@ test(
     }
     expect([...(serializers.get(COMPACT) ?? [])]).toEqual(['io.github.kinesisshellspout.CompactSerializer']);
     expect([...(serializers.get(SPOUT) ?? [])]).toEqual([expect.stringMatching(/\.(LogLevel)?JsonSerializer$/)]);
+
+    const deploy = await deployNewVersion(c, stream, app, apps, config.outputFile);
+    writeFileSync(join(dir, 'figures.json'), `${JSON.stringify({ ...figures, deploy }, null, 2)}\n`);
+    console.log(`deploying a new version:\n${JSON.stringify(deploy, null, 2)}`);
+    expect(deploy.lost).toBe(0);
+    expect(deploy.handedOverOnDeactivate).toBeGreaterThan(0);
+    // Loose: without the hand-over a shard waits out the whole kill (30 s), with it a few seconds.
+    expect(deploy.longestWaitAfterKillMs).toBeLessThan((MESSAGE_TIMEOUT_SECS * 1000) / 2);
   },
-  30 * 60_000,
+  35 * 60_000,
 );
+
+/**
+ * Submits a second version (`<app>-v2`, one worker, the same applications and components) beside the running
+ * topology, waits until it records tuples, then `storm kill <app>` with its default wait (the message
+ * timeout), as docs/operations.md prints it, and waits until the old one is gone; records are put throughout.
+ * Returns what it cost: lost records, the longest wait from put to recorded of those put after the kill,
+ * and how many spout processes of the old version handed their leases over when deactivated.
+ */
+async function deployNewVersion(
+  c: StormCluster,
+  stream: string,
+  app: string,
+  apps: Record<string, string>,
+  blueOutput: string,
+): Promise<{
+  recordsPut: number;
+  lost: number;
+  longestWaitAfterKillMs: number;
+  handedOverOnDeactivate: number;
+  killToGoneMs: number;
+  wallMs: number;
+}> {
+  const began = Date.now();
+  const w = (writer = new ContinuousWriter(services!.client, stream));
+  w.start();
+  const green = await submit(c, 'green', stream, app, {
+    topologyName: `${app}-v2`,
+    spoutParallelism: 2,
+    workers: 1,
+    boltParallelism: 1,
+    moreSpouts: [
+      {
+        name: COMPACT,
+        compactSerializer: true,
+        spoutParallelism: COMPACT_TASKS,
+        spout: { applicationName: apps[COMPACT] },
+      },
+    ],
+    storm: { 'topology.message.timeout.secs': MESSAGE_TIMEOUT_SECS },
+  });
+  const recorded = (): Received[] =>
+    [...readRecorded(blueOutput), ...readRecorded(green.outputFile)].filter(
+      (r): r is Received => r.event === 'received',
+    );
+  await c.waitFor(
+    'the new version records tuples from each spout component',
+    () =>
+      COMPONENTS.every((component) =>
+        readRecorded(green.outputFile).some((r) => r.event === 'received' && r.component === component),
+      ),
+    240_000,
+  );
+  const killedAt = Date.now();
+  await c.command('KillTopology', [app]);
+  await c.waitFor('the old version gone', async () => (await c.topology(app)) === undefined, 240_000);
+  const killToGoneMs = Date.now() - killedAt;
+  await sleep(5_000);
+  const put = await w.stop();
+  let left: string[] = [];
+  await c
+    .waitFor(
+      'every record put during the deploy recorded from each spout component',
+      () => {
+        const all = recorded();
+        left = COMPONENTS.flatMap((component) =>
+          missing(
+            all.filter((r) => r.component === component),
+            put,
+          ),
+        );
+        return left.length === 0;
+      },
+      240_000,
+    )
+    .catch(() => undefined);
+  const first = new Map<string, number>();
+  for (const r of recorded())
+    first.set(`${r.component} ${r.id}`, Math.min(first.get(`${r.component} ${r.id}`) ?? Infinity, r.at));
+  let longestWaitAfterKillMs = 0;
+  for (const r of put.filter((p) => p.at >= killedAt))
+    for (const component of COMPONENTS) {
+      const at = first.get(`${component} ${idOf(r)}`);
+      if (at !== undefined) longestWaitAfterKillMs = Math.max(longestWaitAfterKillMs, at - r.at);
+    }
+  const handedOverOnDeactivate = new Set(
+    [
+      ...c
+        .workerLog()
+        .matchAll(
+          /ShellLog pid:(\d+), name:\S+ another topology of this application is active: handing every lease over/g,
+        ),
+    ].map((m) => m[1]),
+  ).size;
+  return {
+    recordsPut: put.length,
+    lost: left.length,
+    longestWaitAfterKillMs,
+    handedOverOnDeactivate,
+    killToGoneMs,
+    wallMs: Date.now() - began,
+  };
+}
 
 /**
  * Storm 2.8's Nimbus schedules with the DefaultScheduler unless storm.yaml names another ("Using default

@@ -26,6 +26,10 @@ const RUN_AS_PRINTED: Readonly<Record<string, string>> = {
 const NOT_RUN: Readonly<Record<string, string>> = {
   'storm kill clickstream-old -w 30': 'a Storm command line against a cluster (there is none in the tests)',
   'storm list': 'a Storm command line against a cluster (there is none in the tests)',
+  'storm jar clickstream-v2.jar com.example.ClickstreamTopology':
+    'a Storm command line against a cluster: test/cluster/realCluster.cluster.ts submits a second version so (npm run test:cluster)',
+  'storm kill clickstream-v1':
+    'a Storm command line against a cluster: test/cluster/realCluster.cluster.ts kills the first version so, with the default wait (npm run test:cluster)',
 };
 
 function shellLines(page: string): string[] {

@@ -116,7 +116,22 @@ describe('status report', () => {
     const snap = snapshot(
       [node('a')],
       { a: { kind: 'AFTER', sequenceNumber: '42' } },
-      { leases: new Map([['a', 'm']]), members: [{ memberId: 'm', taskIndex: 0, host: 'h', pid: 9, since: 'x' }] },
+      {
+        leases: new Map([['a', 'm']]),
+        members: [
+          { memberId: 'm', taskIndex: 0, host: 'h', pid: 9, since: 'x' },
+          {
+            memberId: 'o',
+            taskIndex: 1,
+            host: 'h',
+            pid: 8,
+            since: 'y',
+            topology: 'old-1-1',
+            active: true,
+            standby: true,
+          },
+        ],
+      },
     );
     const report = statusReport(
       config,
@@ -142,13 +157,36 @@ describe('status report', () => {
       problem: null,
     });
     expect(report.application.members).toEqual([
-      { memberId: 'm', taskIndex: 0, host: 'h', pid: 9, since: 'x', leases: 1 },
+      {
+        memberId: 'm',
+        taskIndex: 0,
+        host: 'h',
+        pid: 9,
+        since: 'x',
+        leases: 1,
+        topology: null,
+        active: null,
+        standby: null,
+      },
+      {
+        memberId: 'o',
+        taskIndex: 1,
+        host: 'h',
+        pid: 8,
+        since: 'y',
+        leases: 0,
+        topology: 'old-1-1',
+        active: true,
+        standby: true,
+      },
     ]);
     expect(report.application.streamMatches).toBe(true);
     const table = renderStatus(report);
     expect(table).toContain(
       'a      open   -        task 0 h:9  after 42    1m30s ago     2m05s (next record 3.0s old)',
     );
+    expect(table).toContain('task 1 on h pid 8 (0 lease(s), since y, topology old-1-1, on standby)');
+    expect(table).toContain('task 0 on h pid 9 (1 lease(s), since x)');
   });
 
   it('warns when the stream is not the one the checkpoints belong to', () => {
