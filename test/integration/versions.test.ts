@@ -3,7 +3,8 @@
  * built from its commit in the test, beside this one, through a deploy in each direction. The tasks of one
  * release run while the other's join (planned hand-overs between releases), a shard splits while both read
  * (finished markers and checkpoints written by one, read by the other), and then the first release's tasks
- * are stopped as Storm stops a worker (SIGTERM): nothing is lost, no shard has two readers at once, per key
+ * are stopped as `storm kill` stops them (deactivated, then SIGTERM; this release, deactivated beside the
+ * previous one's active topology, hands its leases over first; the previous release keeps them): nothing is lost, no shard has two readers at once, per key
  * first deliveries keep the order of the puts (parents first across releases).
  */
 import { splitShard } from '../helpers/kinesisAdmin';
@@ -35,12 +36,23 @@ describe.each([
     const f = suite.flow(stream, { handoffTimeoutMs: 4_000 });
     await f.putBatch(200);
     f.startProducer(20, 100);
+    // Two topologies, as Storm names them in the handshake's conf (the previous release ignores it).
+    f.topologyConf = { 'storm.id': 'blue-1-1000' };
     const blue = [await f.addSpout(1, [1, 2], first), await f.addSpout(2, [1, 2], first)];
     await waitFor('the first release to emit from every shard', () => f.emitSpans.size >= 4, 30_000);
+    f.topologyConf = { 'storm.id': 'green-2-2000' };
     const green = [await f.addSpout(3, [3, 4], second), await f.addSpout(4, [3, 4], second)];
     await waitFor('the second release to take shards over', () => green.every((s) => emitsOf(s) > 0), 60_000);
     await splitShard(suite.services.client, stream, 'shardId-000000000000');
     await sleep(4_000);
+    for (const task of blue) await f.deactivate(task);
+    const handedOver = (s: StormDriver) => s.logs.some((l) => l.msg.startsWith('another topology of this application'));
+    if (!fromPrevious)
+      await waitFor('this release to hand its leases over when deactivated', () => blue.every(handedOver), 30_000);
+    else {
+      await sleep(2_000);
+      expect(blue.some(handedOver)).toBe(false);
+    }
     for (const task of blue) await task.stop();
     const after = green.map(emitsOf);
     await waitFor('the second release to read on alone', () => green.some((s, i) => emitsOf(s) > after[i]), 30_000);
