@@ -200,29 +200,29 @@ const WAYS: Record<DeployWay, string> = {
   previousBlueWaitZero: 'submit green; then `storm kill blue -w 0`, blue on the previous release',
 };
 
-/** The section of docs/benchmarks-scale.md: medians per way and regime, then every run. */
+/**
+ * The section of docs/benchmarks-scale.md: one row per way and regime, each run's figure (in run order,
+ * ways alternating within a round) rather than a median of two or three, and the load average around them.
+ */
 export function deploySection(d: DeployFigures): string[] {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const seconds = (ms: number) => (ms / 1000).toFixed(1);
   const out = [
-    `**Deploying a new version** (bench/deploy.ts; kinesis-local and ZooKeeper; ${d.shards} shards, one record per shard every 100 ms; blue and green ${d.tasks} spout processes each, driven as ShellSpout drives them, one application, every tuple acked within ${d.ackWithinMs} ms; default settings (\`handoffTimeoutMs\` 5 s); \`storm kill\` = deactivate, the wait, SIGTERM${d.previousRelease ? `; previous release: commit ${d.previousRelease.slice(0, 7)}` : ''}; longest wait from put to first emit of the records put from 3 s before the deploy's first command on, steady state the same over the seconds before those, blue alone; medians (min–max, n runs)):`,
+    `**Deploying a new version** (bench/deploy.ts; kinesis-local and ZooKeeper; ${d.shards} shards, one record per shard every 100 ms; blue and green ${d.tasks} spout processes each, driven as ShellSpout drives them, one application, every tuple acked within ${d.ackWithinMs} ms; default settings (\`handoffTimeoutMs\` 5 s); \`storm kill\` = deactivate, the wait, SIGTERM${d.previousRelease ? `; previous release: commit ${d.previousRelease.slice(0, 7)}` : ''}; longest wait from put to first emit of the records put from 3 s before the deploy's first command on; steady state: the same over the 10 s before those, blue alone; each run's figure, in seconds; duplicates / lost / shards read by two processes at once, summed over the runs):`,
     '',
-    '| CPUs | how the team deploys | `-w` | longest wait from put to emit | steady state | duplicates | lost | overlapping |',
-    '|---|---|---|---|---|---|---|---|',
+    '| CPUs (1-min load average) | how the team deploys | `-w` | longest wait from put to emit | steady state | duplicates / lost / overlapping |',
+    '|---|---|---|---|---|---|',
   ];
   const groups = new Map<string, DeployRun[]>();
-  for (const run of d.runs)
-    groups.set(`${run.regime} ${run.way}`, [...(groups.get(`${run.regime} ${run.way}`) ?? []), run]);
+  for (const run of d.runs) {
+    const key = `${run.regime} ${run.way}`;
+    groups.set(key, [...(groups.get(key) ?? []), run]);
+  }
+  const sum = (runs: DeployRun[], pick: (r: DeployRun) => number) => runs.reduce((n, r) => n + pick(r), 0);
   for (const runs of groups.values()) {
     const { regime, way, waitSeconds } = runs[0];
-    const span = (pick: (r: DeployRun) => number, show: (x: number) => string) => {
-      const xs = runs.map(pick);
-      return runs.length === 1
-        ? show(xs[0])
-        : `${show(median(xs))} (${show(Math.min(...xs))}–${show(Math.max(...xs))}, n=${runs.length})`;
-    };
+    const loads = runs.flatMap((r) => r.loadAverage);
     out.push(
-      `| ${regime === Regime.Busy ? 'both busy' : 'idle'} | ${WAYS[way]} | ${waitSeconds} s | ${span((r) => r.longestWaitMs, seconds)} | ${span((r) => r.steadyMs, seconds)} | ${span((r) => r.duplicates, String)} | ${span((r) => r.lost, String)} | ${span((r) => r.overlapping, String)} |`,
+      `| ${regime === Regime.Busy ? 'both busy' : 'idle'} (${Math.min(...loads)}–${Math.max(...loads)}) | ${WAYS[way]} | ${waitSeconds} s | ${runs.map((r) => seconds(r.longestWaitMs)).join(', ')} | ${runs.map((r) => seconds(r.steadyMs)).join(', ')} | ${sum(runs, (r) => r.duplicates)} / ${sum(runs, (r) => r.lost)} / ${sum(runs, (r) => r.overlapping)} |`,
     );
   }
   return out;
