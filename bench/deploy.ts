@@ -209,7 +209,7 @@ export function deploySection(d: DeployFigures): string[] {
   const out = [
     `**Deploying a new version** (bench/deploy.ts; kinesis-local and ZooKeeper; ${d.shards} shards, one record per shard every 100 ms; blue and green ${d.tasks} spout processes each, driven as ShellSpout drives them, one application, every tuple acked within ${d.ackWithinMs} ms; default settings (\`handoffTimeoutMs\` 5 s); \`storm kill\` = deactivate, the wait, SIGTERM${d.previousRelease ? `; previous release: commit ${d.previousRelease.slice(0, 7)}` : ''}; longest wait from put to first emit of the records put from 3 s before the deploy's first command on; steady state: the same over the 10 s before those, blue alone; each run's figure, in seconds; duplicates / lost / shards read by two processes at once, summed over the runs):`,
     '',
-    '| CPUs (1-min load average) | how the team deploys | `-w` | longest wait from put to emit | steady state | duplicates / lost / overlapping |',
+    '| CPUs, 1-min load average | how the team deploys | `-w` | longest wait from put to emit | steady state | duplicates / lost / overlapping |',
     '|---|---|---|---|---|---|',
   ];
   const groups = new Map<string, DeployRun[]>();
@@ -222,7 +222,7 @@ export function deploySection(d: DeployFigures): string[] {
     const { regime, way, waitSeconds } = runs[0];
     const loads = runs.flatMap((r) => r.loadAverage);
     out.push(
-      `| ${regime === Regime.Busy ? 'both busy' : 'idle'} (${Math.min(...loads)}–${Math.max(...loads)}) | ${WAYS[way]} | ${waitSeconds} s | ${runs.map((r) => seconds(r.longestWaitMs)).join(', ')} | ${runs.map((r) => seconds(r.steadyMs)).join(', ')} | ${sum(runs, (r) => r.duplicates)} / ${sum(runs, (r) => r.lost)} / ${sum(runs, (r) => r.overlapping)} |`,
+      `| ${regime === Regime.Busy ? 'both busy' : 'idle'}, ${Math.min(...loads)}–${Math.max(...loads)} | ${WAYS[way]} | ${waitSeconds} s | ${runs.map((r) => seconds(r.longestWaitMs)).join(', ')} | ${runs.map((r) => seconds(r.steadyMs)).join(', ')} | ${sum(runs, (r) => r.duplicates)} / ${sum(runs, (r) => r.lost)} / ${sum(runs, (r) => r.overlapping)} |`,
     );
   }
   return out;

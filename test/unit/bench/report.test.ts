@@ -12,6 +12,8 @@ import {
 import type { TwoAppsFigures } from '../../../bench/twoApps';
 import type { StormSection } from '../../../bench/storm';
 import { perTaskTuplesPerSecond } from '../../../bench/storm/report';
+import { deploySection } from '../../../bench/deploy';
+import { Regime } from '../../../bench/protocol';
 
 const RESULTS = join(__dirname, '../../../bench/results/2026-12-01T04-43-31.json');
 
@@ -249,4 +251,22 @@ describe('the memory soak', () => {
       rmSync(dir, { recursive: true });
     }
   });
+});
+
+test('deploying a new version: one row per way and regime, each run in order, the sums of what must be 0', () => {
+  const run = (longestWaitMs: number, duplicates: number) => ({
+    way: 'greenThenKill' as const,
+    regime: Regime.Idle,
+    waitSeconds: 30,
+    longestWaitMs,
+    steadyMs: 1200,
+    duplicates,
+    lost: 0,
+    overlapping: 0,
+    loadAverage: [1.5, 2] as [number, number],
+  });
+  const rows = deploySection({ shards: 8, tasks: 2, ackWithinMs: 20, runs: [run(2600, 0), run(1300, 3)] });
+  expect(rows.at(-1)).toBe(
+    '| idle, 1.5–2 | submit green; then `storm kill blue` (its default wait) | 30 s | 2.6, 1.3 | 1.2, 1.2 | 3 / 0 / 0 |',
+  );
 });
