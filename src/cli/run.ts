@@ -156,6 +156,8 @@ function onHandshake(body: string): void {
     if (why) out.log(`answering Storm through the event loop only: ${why}`, LogLevel.Debug);
   }
   const task = taskPosition(handshake.context);
+  // Set by Nimbus at submit: tells this topology from another version of it deployed beside it.
+  const topology = typeof handshake.conf['storm.id'] === 'string' ? handshake.conf['storm.id'] : undefined;
   coordinator = new StreamSet({
     config,
     createKinesis: (kinesisOptions) => (options.createKinesis ?? createKinesisClient)({ ...config, ...kinesisOptions }),
@@ -169,15 +171,14 @@ function onHandshake(body: string): void {
       taskCount: task.count,
       host: hostname(),
       pid: process.pid,
-      // Set by Nimbus at submit: tells this topology from another version of it deployed beside it.
-      topology: typeof handshake.conf['storm.id'] === 'string' ? handshake.conf['storm.id'] : undefined,
+      topology,
     },
   });
   spout = new KinesisSpout(config, coordinator.spoutStreams, logger, realScheduler, compact);
   const reading = coordinator.streams.map(({ config: own }) => own.streamArn ?? own.streamName).join(', ');
   out.log(
     // Numbered from 0, as the member ids (task<index>-...) and `status` number the tasks.
-    `kinesis-shell-spout task ${task.index} (of 0..${task.count - 1}) reading ${reading} as application ${config.applicationName}`,
+    `kinesis-shell-spout task ${task.index} (of 0..${task.count - 1}) reading ${reading} as application ${config.applicationName}${topology ? `, topology ${topology}` : ''}`,
   );
   coordinator.start();
   setInterval(() => logStats(config), config.statsIntervalMs).unref();

@@ -42,6 +42,8 @@ test('submit green, then storm kill blue: blue hands every shard over when deact
   const blue = await topology(f, 'blue-1-1000', [1, 2]);
   f.startProducer(20, 100);
   await waitFor('blue reads every shard', () => f.firstDelivery.size >= 80, 30_000);
+  // Each task says which topology it belongs to, from the storm.id of the handshake's conf.
+  expect(said(blue, /^kinesis-shell-spout task \d .* as application \S+, topology blue-1-1000$/)).toHaveLength(2);
   const green = await topology(f, 'green-2-2000', [3, 4]);
   await waitFor('green reads its share', () => green.some((d) => d.emitCount > 0), 30_000);
   const killedAt = performance.now();
