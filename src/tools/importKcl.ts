@@ -89,8 +89,11 @@ export async function readKclSource(
   let second: KclLease[];
   try {
     first = await readLeases(() => table.scan(), location.table);
-    await sleep(location.failoverMs);
-    second = await readLeases(() => table.scan(), location.table);
+    // An owned lease may be renewed: read again after the failover time. None owned: no worker holds any.
+    if (first.some((l) => l.owner !== undefined)) {
+      await sleep(location.failoverMs);
+      second = await readLeases(() => table.scan(), location.table);
+    } else second = first;
   } catch (err) {
     if (err instanceof ToolError) throw err;
     throw new ToolError(ExitCode.Failed, `cannot read DynamoDB table ${location.table}: ${describeError(err)}`);

@@ -33,5 +33,13 @@ export async function startDynalite(): Promise<DynaliteServer> {
       socket.once('error', () => done(false));
     });
   await waitUntilReady('dynalite', child, logFile, listening, 20_000);
-  return { endpoint: `http://127.0.0.1:${port}`, stop: () => stopProcess(child) };
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    async stop() {
+      // Gone already (the suite's teardown may have ended it first): nothing to stop.
+      await stopProcess(child).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ESRCH') throw err;
+      });
+    },
+  };
 }

@@ -9,15 +9,16 @@
  * (checkpoint, checkpointSubSequenceNumber) dropped), applied to the stream by this test.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import {
   CreateTableCommand,
   DynamoDBClient,
   PutItemCommand,
   ScanCommand,
   type AttributeValue,
+  waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { GetRecordsCommand, GetShardIteratorCommand, PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { deaggregate } from '../../src/kinesis/aggregation';
@@ -57,9 +58,18 @@ afterAll(async () => {
 });
 
 function runTool(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return run(SPOUT_NODE, [ENTRY_SCRIPT, ...args]);
+}
+
+function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done, reject) => {
-    const child = spawn(SPOUT_NODE, [ENTRY_SCRIPT, ...args], {
-      env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
     });
     let stdout = '';
     let stderr = '';
@@ -94,6 +104,8 @@ async function leaseTable(name: string) {
       BillingMode: 'PAY_PER_REQUEST',
     }),
   );
+  // ACTIVE at once with --createTableMs 0, but only once dynalite's timer ran: a write before fails.
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: 20, minDelay: 1, maxDelay: 1 }, { TableName: name });
 }
 
 /** A lease as KCL's DynamoDBLeaseSerializer.toDynamoRecord writes it. */
@@ -406,4 +418,36 @@ test('export is all or nothing: a lease changed midway undoes the ones written, 
   // The same export, nothing failing: every lease written.
   expect(await runExport(options, io)).toBe(0);
   expect([...(await scan(target)).keys()].sort()).toEqual(shards);
+});
+
+test('docs/migration-kcl.md: every node kinesis-spout.cjs command of the page runs as printed', async () => {
+  const { client } = suite.services;
+  const page = readFileSync(resolve(__dirname, '../../docs/migration-kcl.md'), 'utf8');
+  const commands = [...page.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .flatMap((m) => m[1].split('\n'))
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('node kinesis-spout.cjs '));
+  expect(commands.length).toBeGreaterThanOrEqual(5);
+  // The page's names: its stream, its KCL application, its topology's application.
+  await createStream(client, 'clickstream', 2);
+  const put = await putRecords(client, 'clickstream', records(20, 'c'));
+  await leaseTable('clickstream-kcl');
+  const shards = [...new Set(put.map((r) => r.shardId))].sort();
+  await putLease('clickstream-kcl', shards[0], put.filter((r) => r.shardId === shards[0])[2].sequenceNumber, 0);
+  await putLease('clickstream-kcl', shards[1], 'TRIM_HORIZON', 0);
+  const cwd = mkdtempSync(join(tmpdir(), 'kcl-page-'));
+  dirs.push(cwd);
+  writeFileSync(join(cwd, 'spout.json'), JSON.stringify(spoutConf(suite.services, 'clickstream', 'clickstream-etl')));
+  copyFileSync(ENTRY_SCRIPT, join(cwd, 'kinesis-spout.cjs'));
+  copyFileSync(join(dirname(ENTRY_SCRIPT), 'kinesis-spout-dynamodb.cjs'), join(cwd, 'kinesis-spout-dynamodb.cjs'));
+  const outputs: string[] = [];
+  for (const command of commands) {
+    const ran = await run('bash', ['-c', command], { cwd, env: { AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint } });
+    if (ran.code !== 0) throw new Error(`${command}\nexited ${ran.code}\n${ran.stdout}\n${ran.stderr}`);
+    outputs.push(ran.stdout);
+  }
+  const all = outputs.join('\n');
+  expect(all).toContain('written: 2 checkpoint(s) and the bootstrap.');
+  expect(all).toContain('written: 2 lease(s).');
+  expect([...(await scan('clickstream-kcl-back')).keys()].sort()).toEqual(shards);
 });
