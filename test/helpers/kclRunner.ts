@@ -96,7 +96,7 @@ export function startKcl(
     records,
     ended,
     output,
-    async waitFor(what, done, timeoutMs = 120_000) {
+    async waitFor(what, done, timeoutMs = 180_000) {
       const deadline = Date.now() + timeoutMs;
       while (!done()) {
         if (child.exitCode !== null) throw new Error(`KCL exited (${child.exitCode}) before ${what}\n${output()}`);
