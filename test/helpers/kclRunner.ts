@@ -13,8 +13,11 @@ import { join, resolve } from 'node:path';
 const PROJECT = resolve(__dirname, '../kcl');
 const SOURCES = ['pom.xml', 'src/main/java/kcl/KclRunner.java'];
 
+/** `KCL_VERSION` runs another KCL than the pom's (e.g. a 3.x), for a check by hand. */
+const VERSION = process.env.KCL_VERSION;
+
 function inputsHash(): string {
-  const hash = createHash('sha256');
+  const hash = createHash('sha256').update(VERSION ?? 'pom');
   for (const file of SOURCES) hash.update(file).update(readFileSync(join(PROJECT, file)));
   return hash.digest('hex');
 }
@@ -26,6 +29,7 @@ export function buildKclRunner(): string {
   const hash = inputsHash();
   if (!(existsSync(stamp) && existsSync(classpathFile) && readFileSync(stamp, 'utf8') === hash)) {
     const goals = ['-q', '-B', 'package', 'dependency:build-classpath', `-Dmdep.outputFile=${classpathFile}`];
+    if (VERSION) goals.push(`-Dkcl.version=${VERSION}`);
     // Offline first: a machine that built it once needs no network; a fresh one downloads (Maven Central).
     let run = spawnSync('mvn', ['-o', ...goals], { cwd: PROJECT, encoding: 'utf8' });
     if (run.status !== 0) run = spawnSync('mvn', goals, { cwd: PROJECT, encoding: 'utf8' });
