@@ -12,9 +12,9 @@
  * the put's own round trip, ~15 ms, included), median and p99, and the spout process's CPU (user + system) per
  * shard. CPUs idle, then both busy with two lowest-priority loops.
  *
- * Usage: tsx bench/trickle.ts [rounds=2] [shards=16] [seconds=15]; TRICKLE_REGIMES=idle,busy,
- * TRICKLE_QUICK=1 (one round of 2 s windows on 2 shards: a smoke run, figures meaningless);
- * writes bench/results/trickle-<time>.json.
+ * Usage: tsx bench/trickle.ts [rounds=2] [shards=32] [seconds=10]; TRICKLE_REGIMES=idle,busy,
+ * TRICKLE_QUICK=1 (one round of 1 s windows on 2 shards at 10 records/s: a smoke run, figures
+ * meaningless); writes bench/results/trickle-<time>.json. `BENCH_SECTIONS=trickle npm run bench` runs it too.
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -38,7 +38,7 @@ const RATES = [0, 1, 10];
 /** The producer's tick: each shard gets a record in a tick with probability rate × tick. */
 const TICK_MS = 50;
 
-interface Window {
+export interface Window {
   regime: Regime;
   round: number;
   choice: Choice;
@@ -133,18 +133,31 @@ async function runWindow(
   }
 }
 
-async function main(): Promise<void> {
-  process.env.AWS_ACCESS_KEY_ID ??= 'bench';
-  process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
-  const quick = process.env.TRICKLE_QUICK === '1';
-  const rounds = quick ? 1 : Number(process.argv[2] ?? 2);
-  const shards = quick ? 2 : Number(process.argv[3] ?? 16);
-  const seconds = quick ? 2 : Number(process.argv[4] ?? 15);
-  const regimes = (process.env.TRICKLE_REGIMES ?? (quick ? 'idle' : 'idle,busy')).split(',') as Regime[];
-  const bad = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
-  if (bad) throw new Error(`TRICKLE_REGIMES: unknown ${bad}; allowed: idle, busy`);
+export interface TrickleOptions {
+  rounds: number;
+  shards: number;
+  seconds: number;
+  warmupSeconds: number;
+  rates: number[];
+  regimes: Regime[];
+}
+
+export interface TrickleFigures {
+  shards: number;
+  seconds: number;
+  rounds: number;
+  windows: Window[];
+  summary: SummaryRow[];
+}
+
+/** Every choice at every rate, side by side, in each regime: the windows and their summaries. */
+export async function trickleBench(
+  zk: ZooKeeperServer,
+  options: TrickleOptions,
+  log: (line: string) => void,
+): Promise<TrickleFigures> {
+  const { rounds, shards, seconds, warmupSeconds, rates, regimes } = options;
   const choices = Object.keys(CHOICES) as Choice[];
-  const zk = await startZooKeeper();
   const server = await startFastKinesis({ latencyMs: 15 });
   const client = kinesisClient(server);
   const windows: Window[] = [];
@@ -153,7 +166,7 @@ async function main(): Promise<void> {
       const stopLoops = regime === Regime.Busy ? startBusyLoops() : () => undefined;
       try {
         for (let round = 0; round < rounds; round += 1) {
-          for (const rate of RATES) {
+          for (const rate of rates) {
             for (const choice of choices.map((_, i) => choices[(i + round) % choices.length])) {
               const label = `${regime}-${round}-${rate}-${choice}-${process.pid}`;
               const figures = await runWindow(zk, server, client, {
@@ -161,13 +174,13 @@ async function main(): Promise<void> {
                 rate,
                 shards,
                 seconds,
-                warmupSeconds: quick ? 2 : 4,
+                warmupSeconds,
                 label,
               });
               const window: Window = { regime, round, ...figures, load: loadavg()[0] };
               windows.push(window);
-              process.stdout.write(
-                `trickle ${regime} round ${round + 1} ${rate}/s ${choice}: latency median ${window.medianMs} p99 ${window.p99Ms} ms over ${window.records}; CPU ${window.cpuPercent} % (${window.cpuMsPerSecondPerShard} ms/s per shard), ${window.getRecordsPerSecondPerShard} GetRecords/s per shard\n`,
+              log(
+                `trickle ${regime} round ${round + 1} ${rate}/s ${choice}: latency median ${window.medianMs} p99 ${window.p99Ms} ms over ${window.records}; CPU ${window.cpuPercent} % (${window.cpuMsPerSecondPerShard} ms/s per shard), ${window.getRecordsPerSecondPerShard} GetRecords/s per shard`,
               );
             }
           }
@@ -179,10 +192,9 @@ async function main(): Promise<void> {
   } finally {
     client.destroy();
     await server.stop();
-    await zk.stop();
   }
   const summary = regimes.flatMap((regime) =>
-    RATES.flatMap((rate) =>
+    rates.flatMap((rate) =>
       choices.map((choice) => {
         const of = windows.filter(
           (w) => w.regime === regime && w.recordsPerSecondPerShard === rate && w.choice === choice,
@@ -201,21 +213,48 @@ async function main(): Promise<void> {
       }),
     ),
   );
-  for (const s of summary)
-    process.stdout.write(
-      `trickle ${s.regime} ${s.rate}/s ${s.choice}: latency median ${s.medianMs.median} p99 ${s.p99Ms.median} ms; ${s.cpuMsPerSecondPerShard.median} ms/s CPU per shard (${s.cpuMsPerSecondPerShard.min}-${s.cpuMsPerSecondPerShard.max}); ${s.getRecordsPerSecondPerShard.median} calls/s per shard\n`,
+  for (const line of trickleTable(summary)) log(line);
+  return { shards, seconds, rounds, windows, summary };
+}
+
+/** `npm run bench`'s options: TRICKLE_QUICK or BENCH_QUICK, a smoke run of well under a minute. */
+export function trickleOptions(quick: boolean, args: string[] = []): TrickleOptions {
+  const regimes = (process.env.TRICKLE_REGIMES ?? (quick ? 'idle' : 'idle,busy')).split(',') as Regime[];
+  const bad = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
+  if (bad) throw new Error(`TRICKLE_REGIMES: unknown ${bad}; allowed: idle, busy`);
+  return {
+    rounds: quick ? 1 : Number(args[0] ?? 2),
+    shards: quick ? 2 : Number(args[1] ?? 32),
+    seconds: quick ? 1 : Number(args[2] ?? 10),
+    warmupSeconds: quick ? 1.5 : 4,
+    rates: quick ? [10] : RATES,
+    regimes,
+  };
+}
+
+async function main(): Promise<void> {
+  process.env.AWS_ACCESS_KEY_ID ??= 'bench';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
+  const quick = process.env.TRICKLE_QUICK === '1';
+  const zk = await startZooKeeper();
+  let figures: TrickleFigures;
+  try {
+    figures = await trickleBench(zk, trickleOptions(quick, process.argv.slice(2)), (line) =>
+      process.stdout.write(`${line}\n`),
     );
-  for (const line of trickleTable(summary)) process.stdout.write(`${line}\n`);
+  } finally {
+    await zk.stop();
+  }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
   const file = join(__dirname, 'results', `trickle-${stamp}${quick ? '-quick' : ''}.json`);
   writeFileSync(
     file,
-    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, shards, seconds, rounds, windows, summary }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), node: process.version, ...figures }, null, 2)}\n`,
   );
   process.stdout.write(`results: ${file}\n`);
 }
 
-interface SummaryRow {
+export interface SummaryRow {
   regime: string;
   rate: number;
   choice: Choice;
