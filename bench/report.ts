@@ -6,6 +6,8 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { FanOutFigures } from './fanOut';
+import type { ClientFigures } from './fanOutScale';
+import type { TrickleFigures } from './trickle';
 import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
 import type { BalanceFigures } from './balance';
@@ -45,6 +47,10 @@ export interface Report {
   fanOut?: FanOutFigures;
   twoApps?: TwoAppsFigures;
   balance?: BalanceFigures;
+  /** A caught-up shard's polling pause, four choices side by side (bench/trickle.ts); written by hand to its page. */
+  trickle?: TrickleFigures;
+  /** One process holding many fan-out subscriptions (bench/fanOutScale.ts); written by hand to its page. */
+  fanOutScale?: ClientFigures[];
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
   /** RSS of busy tasks over a long run with resharding and failed tuples (bench/memorySoak.ts). */
