@@ -23,7 +23,7 @@
  * size), SCALE_KINESIS=kinesis-local,fast (the emulators each other size runs on, in turn: kinesis-local by
  * default; fast is ours, test/helpers/fastKinesis/, its fixed latency SCALE_FAST_LATENCY_MS, default 15),
  * SCALE_SPOUT_CONF (a JSON object of `kinesis.spout` keys every task of a scale run gets),
- * SCALE_SIM=64x8,256x16,512x32,1024x32 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
+ * SCALE_SIM=64x8,256x16,1024x32,4096x64,8192x128 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
  * emulators' own round trips, each of SCALE_KINESIS).
  * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,spoutPaced,
  * BENCH_STORM_PENDING=100,1000,5000, BENCH_STORM_ROUNDS, BENCH_STORM_SECONDS, BENCH_REGIMES,
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
       report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };
     if (has('scaleSim'))
       report.scaleSim = await scaleSimBench(
-        parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,512x32,1024x32')),
+        parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,1024x32,4096x64,8192x128')),
         log,
       );
     if (has('scale') || has('emulator')) {

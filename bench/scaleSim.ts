@@ -52,6 +52,12 @@ export interface ScaleSimRun {
   kill: SimPhase & { orphans: number; sessionExpiredMs: number | undefined };
   records: { put: number; lost: number };
   /**
+   * Invariants over the whole run: children whose first emit came before a parent's last emit (parents first),
+   * and shards whose emitter switched back and forth within a second (two readers at once; a hand-over back and
+   * forth takes longer).
+   */
+  violations: { parentsFirst: string[]; twoReaders: string[] };
+  /**
    * A settled window (no reshard, no kill) of `windowSeconds` virtual seconds, with records arriving (busy) and
    * without (idle): ZooKeeper requests per second per task, reads and writes apart.
    */
@@ -278,6 +284,35 @@ class SimScale {
     };
   }
 
+  /** Children first emitted before a parent's last emit. */
+  parentsFirstViolations(): string[] {
+    const bad: string[] = [];
+    for (const shard of this.stream.shards.values()) {
+      const first = this.emits.get(shard.shardId)?.[0]?.[0];
+      if (first === undefined) continue;
+      for (const parent of shard.parents) {
+        const last = this.emits.get(parent)?.at(-1)?.[0];
+        if (last !== undefined && last > first) bad.push(`${shard.shardId} (parent ${parent})`);
+      }
+    }
+    return bad;
+  }
+
+  /** Shards whose emitter went A -> B -> A -> B within one virtual second. */
+  twoReaderViolations(): string[] {
+    const bad: string[] = [];
+    for (const [shardId, list] of this.emits) {
+      const switches: number[] = [];
+      for (let i = 1; i < list.length; i += 1) if (list[i]![1] !== list[i - 1]![1]) switches.push(list[i]![0]);
+      for (let i = 2; i < switches.length; i += 1)
+        if (switches[i]! - switches[i - 2]! < 1_000) {
+          bad.push(shardId);
+          break;
+        }
+    }
+    return bad;
+  }
+
   lost(): number {
     let lost = 0;
     for (const shard of this.stream.shards.values())
@@ -341,6 +376,7 @@ export async function scaleSimRun(size: ScaleSize, log: (line: string) => void):
     kill,
     records: { put: sim.put, lost: sim.lost() },
     steady: { windowSeconds, busy, idle },
+    violations: { parentsFirst: sim.parentsFirstViolations(), twoReaders: sim.twoReaderViolations() },
     heapPerTaskMiB: Math.round((process.memoryUsage().heapUsed / 2 ** 20 / size.tasks) * 10) / 10,
     wallSeconds: Math.round((performance.now() - wall) / 100) / 10,
     cpuSeconds: Math.round((used.user + used.system) / 1e5) / 10,
@@ -352,7 +388,7 @@ export async function scaleSimRun(size: ScaleSize, log: (line: string) => void):
     `scaleSim ${size.shards}x${size.tasks} (virtual ms): every shard emitted ${start.allMs}, balanced ${start.balancedMs}; ` +
       `doubling ${f(double.firstEmitMs)}; halving ${f(halve.firstEmitMs)} (min/median/max); kill of a task with ${kill.orphans} shards ` +
       `(session expired after ${kill.sessionExpiredMs}) ${Math.round(kill.firstEmitMs.median)}/${Math.round(kill.firstEmitMs.max)} (median/max); ${run.records.lost} of ${run.records.put} unacked; ` +
-      `ZooKeeper reads per doubling ${double.zkReads}, largest listing ${double.largestListingBytes} B; ` +
+      `violations: parents first ${run.violations.parentsFirst.length}, two readers ${run.violations.twoReaders.length}; ZooKeeper reads per doubling ${double.zkReads}, largest listing ${double.largestListingBytes} B; ` +
       `steady per task: ${busy.readsPerTaskPerSecond}/${busy.writesPerTaskPerSecond} reads/writes per s busy, ${idle.readsPerTaskPerSecond}/${idle.writesPerTaskPerSecond} idle; ` +
       `cost ${run.wallSeconds} s wall, ${run.cpuSeconds} s CPU for ${run.virtualSeconds} virtual s`,
   );
