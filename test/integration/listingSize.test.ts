@@ -18,12 +18,12 @@ const id = (n: number) => `shardId-${String(n).padStart(12, '0')}`;
 async function fill(folder: string, from: number, count: number): Promise<void> {
   await session.mkdirp(`${BASE}/${folder}`);
   const batches: Promise<boolean>[] = [];
-  for (let i = from; i < from + count; i += 1_000) {
+  for (let i = from; i < from + count; i += 2_500) {
     const ops = [];
-    for (let n = i; n < Math.min(i + 1_000, from + count); n += 1)
+    for (let n = i; n < Math.min(i + 2_500, from + count); n += 1)
       ops.push({ op: 'create' as const, path: `${BASE}/${folder}/${id(n)}`, data: Buffer.from('{"v":1}') });
     batches.push(session.transaction(ops));
-    if (batches.length === 8) expect(await Promise.all(batches.splice(0))).not.toContain(false);
+    if (batches.length === 4) expect(await Promise.all(batches.splice(0))).not.toContain(false);
   }
   expect(await Promise.all(batches)).not.toContain(false);
 }
@@ -31,8 +31,8 @@ async function fill(folder: string, from: number, count: number): Promise<void> 
 beforeAll(async () => {
   zk = await startZooKeeper();
   session = await ZkSession.connect({ connect: zk.connectString, sessionTimeoutMs: 10_000 });
+  // finished/ holds the closed shards' names (30,000: 720 KB), a part of what checkpoints/ holds: not made.
   await fill('leases', CLOSED, OPEN);
-  await fill('finished', 0, CLOSED);
   await fill('checkpoints', 0, CLOSED + OPEN);
 }, 300_000);
 
@@ -41,11 +41,10 @@ afterAll(async () => {
   await zk?.stop();
 });
 
-test('every folder the spout lists at 20,000 open shards and 30,000 closed ones is read whole', async () => {
+test('leases/ at 20,000 open shards and checkpoints/ with 30,000 closed ones more are read whole', async () => {
   const sizes: Record<string, number> = {};
   for (const [folder, count] of [
     ['leases', OPEN],
-    ['finished', CLOSED],
     ['checkpoints', OPEN + CLOSED],
   ] as const) {
     const names = await session.getChildren(`${BASE}/${folder}`);
