@@ -59,6 +59,8 @@ export interface Report {
   decode?: { stages: GetRecordsDecodeFigures[]; spout: SpoutWireFigures[] };
   scale?: ScaleRun[];
   scaleSim?: ScaleSimRun[];
+  /** The same simulation at an earlier commit, shown beside `scaleSim` (before and after a change). */
+  scaleSimBaseline?: { commit: string; runs: ScaleSimRun[] };
   emulator?: EmulatorFigures[];
 }
 

@@ -23,7 +23,7 @@
  * size), SCALE_KINESIS=kinesis-local,fast (the emulators each other size runs on, in turn: kinesis-local by
  * default; fast is ours, test/helpers/fastKinesis/, its fixed latency SCALE_FAST_LATENCY_MS, default 15),
  * SCALE_SPOUT_CONF (a JSON object of `kinesis.spout` keys every task of a scale run gets),
- * SCALE_SIM=64x8,256x16,512x32,1024x32 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
+ * SCALE_SIM=64x8,256x16,1024x32,4096x64,8192x128 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
  * emulators' own round trips, each of SCALE_KINESIS).
  * trickle: what a caught-up shard receiving 0, 1 or 10 records/s costs and how soon its records are emitted, under
  * four choices of its polling pause side by side (bench/trickle.ts; its figures: docs/configuration.md);
@@ -170,7 +170,7 @@ async function main(): Promise<void> {
     if (has('fanOutScale')) report.fanOutScale = await fanOutScaleBench(fanOutScaleOptions(QUICK), log);
     if (has('scaleSim'))
       report.scaleSim = await scaleSimBench(
-        parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,512x32,1024x32')),
+        parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,1024x32,4096x64,8192x128')),
         log,
       );
     if (has('scale') || has('emulator')) {

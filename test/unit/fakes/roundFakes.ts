@@ -79,6 +79,9 @@ export function testSession(state: TestCoordinationState, joinedAt = 0, sessionT
       leaseNodes: async () => new Map(),
       acquireLease: (shardId) => state.acquireLease(shardId),
       releaseLease: (shardId) => state.releaseLease(shardId),
+      // No published counts: every member plans from every lease's holder (the first member's way).
+      holderCounts: async () => undefined,
+      writeHolderCounts: async () => undefined,
     },
     zk,
     joinedAt,
