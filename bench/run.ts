@@ -28,7 +28,7 @@
  * trickle: what a caught-up shard receiving 0, 1 or 10 records/s costs and how soon its records are emitted, under
  * four choices of its polling pause side by side (bench/trickle.ts; its figures: docs/configuration.md);
  * fanOutScale: one process holding 1,024 fan-out subscriptions through two renewals' worth of lifetimes, the
- * SDK's HTTP/2 handler against the spout's (bench/fanOutScale.ts; docs/benchmarks-scale.md). Both run only
+ * SDK's HTTP/2 handler against the spout's (bench/fanOutScale.ts; docs/benchmarks-thousands.md). Both run only
  * when named, and in BENCH_QUICK's smoke run.
  * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,spoutPaced,
  * BENCH_STORM_PENDING=100,1000,5000, BENCH_STORM_ROUNDS, BENCH_STORM_SECONDS, BENCH_REGIMES,
