@@ -151,6 +151,8 @@ export async function decodeBench(
             stream: STREAM,
             maxRecordsPerRequest: recordsPerBatch,
             idlePollIntervalMs: 1_000,
+            tricklePollIntervalMs: 200,
+            trickleHoldMs: 0,
             maxGetRecordsPerSecond: 5,
           }),
           shards,

@@ -6,6 +6,8 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { FanOutFigures } from './fanOut';
+import type { ClientFigures } from './fanOutScale';
+import type { TrickleFigures } from './trickle';
 import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
 import type { BalanceFigures } from './balance';
@@ -48,6 +50,10 @@ export interface Report {
   balance?: BalanceFigures;
   /** A new version deployed beside the running topology, several ways (bench/deploy.ts). */
   deploy?: DeployFigures;
+  /** A caught-up shard's polling pause, four choices side by side (bench/trickle.ts); written by hand to its page. */
+  trickle?: TrickleFigures;
+  /** One process holding many fan-out subscriptions (bench/fanOutScale.ts); written by hand to its page. */
+  fanOutScale?: ClientFigures[];
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
   /** RSS of busy tasks over a long run with resharding and failed tuples (bench/memorySoak.ts). */
@@ -56,6 +62,8 @@ export interface Report {
   decode?: { stages: GetRecordsDecodeFigures[]; spout: SpoutWireFigures[] };
   scale?: ScaleRun[];
   scaleSim?: ScaleSimRun[];
+  /** The same simulation at an earlier commit, shown beside `scaleSim` (before and after a change). */
+  scaleSimBaseline?: { commit: string; runs: ScaleSimRun[] };
   emulator?: EmulatorFigures[];
 }
 

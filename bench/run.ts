@@ -26,8 +26,13 @@
  * size), SCALE_KINESIS=kinesis-local,fast (the emulators each other size runs on, in turn: kinesis-local by
  * default; fast is ours, test/helpers/fastKinesis/, its fixed latency SCALE_FAST_LATENCY_MS, default 15),
  * SCALE_SPOUT_CONF (a JSON object of `kinesis.spout` keys every task of a scale run gets),
- * SCALE_SIM=64x8,256x16,512x32,1024x32 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
+ * SCALE_SIM=64x8,256x16,1024x32,4096x64,8192x128 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
  * emulators' own round trips, each of SCALE_KINESIS).
+ * trickle: what a caught-up shard receiving 0, 1 or 10 records/s costs and how soon its records are emitted, under
+ * four choices of its polling pause side by side (bench/trickle.ts; its figures: docs/configuration.md);
+ * fanOutScale: one process holding 1,024 fan-out subscriptions through two renewals' worth of lifetimes, the
+ * SDK's HTTP/2 handler against the spout's (bench/fanOutScale.ts; docs/benchmarks-thousands.md). Both run only
+ * when named, and in BENCH_QUICK's smoke run.
  * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,spoutPaced,
  * BENCH_STORM_PENDING=100,1000,5000, BENCH_STORM_ROUNDS, BENCH_STORM_SECONDS, BENCH_REGIMES,
  * BENCH_STORM_SERIALIZER (a `topology.multilang.serializer` class for the shell spouts but spoutCompact, which has
@@ -61,12 +66,16 @@ import { costBench, latencyBench, throughputBench } from './stream';
 import { twoAppsBench } from './twoApps';
 import { BALANCE_MODES, type BalanceMode, balanceBench } from './balance';
 import { DEPLOY_WAYS, type DeployWay, deployBench } from './deploy';
+import { fanOutScaleBench, fanOutScaleOptions } from './fanOutScale';
+import { trickleBench, trickleOptions } from './trickle';
 
 const ROOT = resolve(__dirname, '..');
 const QUICK = process.env.BENCH_QUICK === '1';
 /** What a plain `npm run bench` runs; the long sections (the soak) only when named, or in the quick smoke run. */
 const DEFAULT_SECTIONS: string[] = [...PAGE_SECTIONS, 'idleMemory'];
-const ALL_SECTIONS: string[] = [...DEFAULT_SECTIONS, ...LONG_SECTIONS];
+/** Sections whose figures are written by hand to their page: run when named, and in the quick smoke run. */
+const NAMED_SECTIONS = ['trickle', 'fanOutScale'];
+const ALL_SECTIONS: string[] = [...DEFAULT_SECTIONS, ...LONG_SECTIONS, ...NAMED_SECTIONS];
 const SECTIONS = (process.env.BENCH_SECTIONS ?? (QUICK ? ALL_SECTIONS : DEFAULT_SECTIONS).join(',')).split(',');
 const unknownSections = SECTIONS.filter((s) => !ALL_SECTIONS.includes(s));
 if (unknownSections.length)
@@ -161,9 +170,11 @@ async function main(): Promise<void> {
     }
     if (has('fanOut'))
       report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };
+    if (has('trickle')) report.trickle = await trickleBench(zk, trickleOptions(QUICK), log);
+    if (has('fanOutScale')) report.fanOutScale = await fanOutScaleBench(fanOutScaleOptions(QUICK), log);
     if (has('scaleSim'))
       report.scaleSim = await scaleSimBench(
-        parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,512x32,1024x32')),
+        parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,1024x32,4096x64,8192x128')),
         log,
       );
     if (has('scale') || has('emulator')) {

@@ -21,6 +21,7 @@ import type { Request } from '../test/sim/zooKeeper/zkServer';
 import { ZkServer } from '../test/sim/zooKeeper/zkServer';
 import type { KinesisApi } from '../src/kinesis/client';
 import { summarize, type Summary } from './lib';
+import { listingReplyBytes } from '../src/coordination/watchedFolder';
 import type { ScaleSize } from './scale';
 
 const SESSION_TIMEOUT_MS = 6_000;
@@ -33,6 +34,11 @@ export interface SimPhase {
   unread: number;
   /** ZooKeeper requests and Kinesis calls by every task from the event to the last first emit. */
   zkRequests: Record<string, number>;
+  /** The same ZooKeeper requests by operation and folder (`getData leases`, `getChildren finished`, ...). */
+  zkByFolder: Record<string, number>;
+  /** Reads (getData, getChildren) among them, and the largest getChildren reply in bytes (as ZooKeeper encodes it). */
+  zkReads: number;
+  largestListingBytes: number;
   kinesisCalls: Record<string, number>;
 }
 
@@ -45,11 +51,34 @@ export interface ScaleSimRun {
   /** `sessionExpiredMs`: the kill -> the server expiring the victim's session (its last contact + the timeout). */
   kill: SimPhase & { orphans: number; sessionExpiredMs: number | undefined };
   records: { put: number; lost: number };
+  /**
+   * Invariants over the whole run: children whose first emit came before a parent's last emit (parents first),
+   * and shards whose emitter switched back and forth within a second (two readers at once; a hand-over back and
+   * forth takes longer).
+   */
+  violations: { parentsFirst: string[]; twoReaders: string[] };
+  /**
+   * A settled window (no reshard, no kill) of `windowSeconds` virtual seconds, with records arriving (busy) and
+   * without (idle): ZooKeeper requests per second per task, reads and writes apart.
+   */
+  steady: { windowSeconds: number; busy: SteadyRates; idle: SteadyRates };
+  /** The JavaScript heap of the whole simulation after the run, divided by the tasks (an upper bound per task). */
+  heapPerTaskMiB: number;
   /** What the run cost on this machine. */
   wallSeconds: number;
   cpuSeconds: number;
   virtualSeconds: number;
 }
+
+export interface SteadyRates {
+  readsPerTaskPerSecond: number;
+  writesPerTaskPerSecond: number;
+  byFolder: Record<string, number>;
+}
+
+const parentOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
+const READS = new Set(['getData', 'getChildren']);
+const WRITES = new Set(['create', 'setData', 'remove', 'multi', 'mkdirp']);
 
 class SimScale {
   readonly loop = new SimLoop();
@@ -67,6 +96,8 @@ class SimScale {
   readonly acked = new Set<string>();
   put = 0;
   zk: Record<string, number> = {};
+  zkByFolder: Record<string, number> = {};
+  largestListingBytes = 0;
   kinesis: Record<string, number> = {};
   private sequence = 10n ** 50n;
 
@@ -81,7 +112,13 @@ class SimScale {
     const apply = this.server.apply.bind(this.server);
     this.server.apply = (sessionId: string, request: Request, readAt?: number) => {
       this.zk[request.op] = (this.zk[request.op] ?? 0) + 1;
-      return apply(sessionId, request, readAt);
+      const folder = request.op === 'getChildren' ? request.path : 'path' in request ? parentOf(request.path) : '';
+      const key = `${request.op} ${folder.split('/').pop()}`.trim();
+      this.zkByFolder[key] = (this.zkByFolder[key] ?? 0) + 1;
+      const reply = apply(sessionId, request, readAt);
+      if (request.op === 'getChildren' && reply.ok && Array.isArray(reply.value))
+        this.largestListingBytes = Math.max(this.largestListingBytes, listingReplyBytes(reply.value as string[]));
+      return reply;
     };
     const counted = {
       clientFor: (owner: Owner): KinesisApi => {
@@ -201,9 +238,33 @@ class SimScale {
     return undefined;
   }
 
-  async phase(shards: string[], since: number, notSlot: number | undefined, boundMs: number): Promise<SimPhase> {
+  /** Counting starts afresh. */
+  resetCounts(): void {
     this.zk = {};
+    this.zkByFolder = {};
+    this.largestListingBytes = 0;
     this.kinesis = {};
+  }
+
+  /** ZooKeeper requests per second per live task over `seconds` virtual seconds of nothing happening. */
+  async steadyWindow(seconds: number): Promise<SteadyRates> {
+    this.resetCounts();
+    await this.runUntil(() => false, seconds * 1_000);
+    const live = this.processes.filter((p) => p.owner.alive).length;
+    const rate = (ops: Set<string>) =>
+      Math.round(
+        (Object.entries(this.zk)
+          .filter(([op]) => ops.has(op))
+          .reduce((sum, [, n]) => sum + n, 0) /
+          seconds /
+          live) *
+          100,
+      ) / 100;
+    return { readsPerTaskPerSecond: rate(READS), writesPerTaskPerSecond: rate(WRITES), byFolder: this.zkByFolder };
+  }
+
+  async phase(shards: string[], since: number, notSlot: number | undefined, boundMs: number): Promise<SimPhase> {
+    this.resetCounts();
     const allMs = await this.runUntil(
       () => shards.every((s) => this.firstEmit(s, since, notSlot) !== undefined),
       boundMs,
@@ -214,8 +275,42 @@ class SimScale {
       firstEmitMs: summarize(firsts.map((t) => t - since)),
       unread: shards.length - firsts.length,
       zkRequests: this.zk,
+      zkByFolder: this.zkByFolder,
+      zkReads: Object.entries(this.zk)
+        .filter(([op]) => READS.has(op))
+        .reduce((sum, [, n]) => sum + n, 0),
+      largestListingBytes: this.largestListingBytes,
       kinesisCalls: this.kinesis,
     };
+  }
+
+  /** Children first emitted before a parent's last emit. */
+  parentsFirstViolations(): string[] {
+    const bad: string[] = [];
+    for (const shard of this.stream.shards.values()) {
+      const first = this.emits.get(shard.shardId)?.[0]?.[0];
+      if (first === undefined) continue;
+      for (const parent of shard.parents) {
+        const last = this.emits.get(parent)?.at(-1)?.[0];
+        if (last !== undefined && last > first) bad.push(`${shard.shardId} (parent ${parent})`);
+      }
+    }
+    return bad;
+  }
+
+  /** Shards whose emitter went A -> B -> A -> B within one virtual second. */
+  twoReaderViolations(): string[] {
+    const bad: string[] = [];
+    for (const [shardId, list] of this.emits) {
+      const switches: number[] = [];
+      for (let i = 1; i < list.length; i += 1) if (list[i]![1] !== list[i - 1]![1]) switches.push(list[i]![0]);
+      for (let i = 2; i < switches.length; i += 1)
+        if (switches[i]! - switches[i - 2]! < 1_000) {
+          bad.push(shardId);
+          break;
+        }
+    }
+    return bad;
   }
 
   lost(): number {
@@ -237,6 +332,12 @@ export async function scaleSimRun(size: ScaleSize, log: (line: string) => void):
   const balancedMs = await sim.runUntil(() => sim.balanced(), bound);
   const start = { ...startPhase, balancedMs: balancedMs === undefined ? undefined : sim.loop.now };
   await sim.runUntil(() => false, 3_000);
+  const windowSeconds = 20;
+  const busy = await sim.steadyWindow(windowSeconds);
+  sim.producing = false;
+  await sim.runUntil(() => sim.lost() === 0, 10_000);
+  const idle = await sim.steadyWindow(windowSeconds);
+  sim.producing = true;
 
   const doubleAt = sim.loop.now;
   const children = sim.stream.open().flatMap((s) => sim.stream.split(s, 0).map((c) => c.shardId));
@@ -274,6 +375,9 @@ export async function scaleSimRun(size: ScaleSize, log: (line: string) => void):
     halve,
     kill,
     records: { put: sim.put, lost: sim.lost() },
+    steady: { windowSeconds, busy, idle },
+    violations: { parentsFirst: sim.parentsFirstViolations(), twoReaders: sim.twoReaderViolations() },
+    heapPerTaskMiB: Math.round((process.memoryUsage().heapUsed / 2 ** 20 / size.tasks) * 10) / 10,
     wallSeconds: Math.round((performance.now() - wall) / 100) / 10,
     cpuSeconds: Math.round((used.user + used.system) / 1e5) / 10,
     virtualSeconds: Math.round(sim.loop.now / 100) / 10,
@@ -284,6 +388,8 @@ export async function scaleSimRun(size: ScaleSize, log: (line: string) => void):
     `scaleSim ${size.shards}x${size.tasks} (virtual ms): every shard emitted ${start.allMs}, balanced ${start.balancedMs}; ` +
       `doubling ${f(double.firstEmitMs)}; halving ${f(halve.firstEmitMs)} (min/median/max); kill of a task with ${kill.orphans} shards ` +
       `(session expired after ${kill.sessionExpiredMs}) ${Math.round(kill.firstEmitMs.median)}/${Math.round(kill.firstEmitMs.max)} (median/max); ${run.records.lost} of ${run.records.put} unacked; ` +
+      `violations: parents first ${run.violations.parentsFirst.length}, two readers ${run.violations.twoReaders.length}; ZooKeeper reads per doubling ${double.zkReads}, largest listing ${double.largestListingBytes} B; ` +
+      `steady per task: ${busy.readsPerTaskPerSecond}/${busy.writesPerTaskPerSecond} reads/writes per s busy, ${idle.readsPerTaskPerSecond}/${idle.writesPerTaskPerSecond} idle; ` +
       `cost ${run.wallSeconds} s wall, ${run.cpuSeconds} s CPU for ${run.virtualSeconds} virtual s`,
   );
   return run;

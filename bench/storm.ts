@@ -3,8 +3,9 @@
  * main BenchTopology in topology-examples/java), one topology per run of one spout task feeding one acking
  * bolt task in one worker, at several `topology.max.spout.pending`, for four spouts emitting the same
  * tuples: `native` (a Java spout: Storm's own limit), `stormjs` (storm.js in a ShellSpout), `spout` (this
- * spout's process with its synthetic source, 1 shard), `spoutCompact` (the same with the compact
- * serializer), `spoutKinesis` (KinesisShellSpout against kinesis-local, a pre-filled stream), `spoutPaced`
+ * spout's process with its synthetic source, 16 shards read as Kinesis allows: 800,000 records/s at most),
+ * `spoutCompact` (the same with the compact serializer), `spoutCompactWide` (that on 64 shards: the same
+ * rate says the source is not the limit), `spoutKinesis` (KinesisShellSpout against kinesis-local, a pre-filled stream), `spoutPaced`
  * (right after each spoutKinesis run: the synthetic source on as many shards, paced at the rate that run
  * reached, so the two differ only in reading Kinesis, not in the rate's fixed costs). Per run:
  * tuples acked by the bolt over the measured window, CPU of the JVM and of the Node process from /proc, the
@@ -24,9 +25,24 @@ import { mavenBuild } from '../test/e2e/helpers/maven';
 import { groupMembers, LocalTopology, type ExampleConfig } from '../test/e2e/helpers/topology';
 import { cpuMicros, sleep, summarize, type Summary } from './lib';
 import { bundle, fetchStormJs, Regime, startBusyLoops } from './protocol';
-import { completeLatencyMs, countAcked, spoutRunSpec } from './storm/runs';
+import {
+  completeLatencyMs,
+  countAcked,
+  SYNTHETIC_SHARDS,
+  spoutRunSpec,
+  syntheticCeiling,
+  WIDE_SYNTHETIC_SHARDS,
+} from './storm/runs';
 
-export const STORM_SPOUTS = ['native', 'stormjs', 'spout', 'spoutCompact', 'spoutKinesis', 'spoutPaced'] as const;
+export const STORM_SPOUTS = [
+  'native',
+  'stormjs',
+  'spout',
+  'spoutCompact',
+  'spoutCompactWide',
+  'spoutKinesis',
+  'spoutPaced',
+] as const;
 export type StormSpout = (typeof STORM_SPOUTS)[number];
 
 export interface StormOptions {
@@ -73,6 +89,8 @@ export interface StormSection {
   serializer: string;
   payloadBytes: number;
   kinesis: { shards: number; records: number };
+  /** The synthetic source's shards and what they can hand out a second (absent before: 1 shard, 100,000/s). */
+  synthetic?: { shards: number; wideShards: number; ceilingPerSecond: number; wideCeilingPerSecond: number };
   rounds: number;
   seconds: number;
   /** CPU of the LocalCluster JVM with no topology (nimbus, supervisor, its ZooKeeper), in % of one core. */
@@ -229,6 +247,12 @@ export async function stormBench(
     serializer: options.serializer ?? JSON_SERIALIZER,
     payloadBytes: options.payloadBytes,
     kinesis: { shards: options.kinesisShards, records: options.kinesisRecords },
+    synthetic: {
+      shards: SYNTHETIC_SHARDS,
+      wideShards: WIDE_SYNTHETIC_SHARDS,
+      ceilingPerSecond: syntheticCeiling(SYNTHETIC_SHARDS),
+      wideCeilingPerSecond: syntheticCeiling(WIDE_SYNTHETIC_SHARDS),
+    },
     rounds: options.rounds,
     seconds: options.seconds,
     jvmIdleCpuPercent,

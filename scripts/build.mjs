@@ -9,6 +9,10 @@ import { basename, join, resolve } from 'node:path';
 const outfile = 'multilang/resources/kinesis-spout.cjs';
 const noticesFile = 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt';
 const schemaFile = 'multilang/resources/kinesis-spout.schema.json';
+// The KCL lease table's DynamoDB client, for the import and export tools only: a file of its own beside the
+// bundle, which requires it when a tool asks (the spout's processes never load it nor hold its source).
+const dynamoFile = 'multilang/resources/kinesis-spout-dynamodb.cjs';
+const kclTableSource = resolve('src/kinesis/kclLeaseTable.ts');
 
 const schema = await configSchemaModule();
 const result = await build({
@@ -22,12 +26,27 @@ const result = await build({
   logLevel: 'warning',
   banner: { js: '#!/usr/bin/env node' },
   metafile: true,
-  plugins: [precompiledConfigValidator(schema)],
+  plugins: [precompiledConfigValidator(schema), separateKclTable()],
 });
+const dynamo = await build({
+  entryPoints: [kclTableSource],
+  outfile: dynamoFile,
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+});
+asciiOnly(dynamoFile);
 noSchemaCompiler(result.metafile.outputs[outfile].inputs);
 asciiOnly(outfile);
 chmodSync(outfile, 0o755);
-const bundled = bundledPackages(result.metafile.outputs[outfile].inputs);
+const bundled = bundledPackages({
+  ...result.metafile.outputs[outfile].inputs,
+  ...dynamo.metafile.outputs[dynamoFile].inputs,
+});
 checkEngines(bundled);
 writeFileSync(noticesFile, notices(bundled));
 writeFileSync(schemaFile, `${JSON.stringify(schema.configSchema, null, 1)}\n`);
@@ -56,6 +75,20 @@ function precompiledConfigValidator({ configSchema, configSchemaOptions }) {
           resolveDir: resolve('.'),
         };
       });
+    },
+  };
+}
+
+/** `import('../kinesis/kclLeaseTable')` in the tools becomes a require of the separate file, next to the bundle at run time. */
+function separateKclTable() {
+  return {
+    name: 'separate-kcl-table',
+    setup(b) {
+      b.onResolve({ filter: /[\\/]kclLeaseTable$/ }, (args) =>
+        resolve(args.resolveDir, args.path) === kclTableSource.replace(/\.ts$/, '')
+          ? { path: `./${basename(dynamoFile)}`, external: true }
+          : undefined,
+      );
     },
   };
 }

@@ -1,7 +1,7 @@
 /** The scale figures of docs/benchmarks-scale.md (real processes, the simulation, the emulator alone) from a report. */
 import type { Summary } from '../lib';
 import type { ScaleRun } from '../scale';
-import type { ScaleSimRun } from '../scaleSim';
+import type { ScaleSimRun, SimPhase } from '../scaleSim';
 import type { EmulatorFigures } from './emulator';
 import type { PickupBreakdown } from './breakdown';
 
@@ -28,6 +28,7 @@ function breakdownLine(what: string, b: PickupBreakdown): string {
 export function scaleSections(r: {
   scale?: ScaleRun[];
   scaleSim?: ScaleSimRun[];
+  scaleSimBaseline?: { commit: string; runs: ScaleSimRun[] };
   emulator?: EmulatorFigures[];
 }): string[] {
   const out: string[] = [];
@@ -94,6 +95,7 @@ export function scaleSections(r: {
       );
     }
   }
+  if (r.scaleSim?.some((x) => x.double.zkReads !== undefined)) out.push(...zooKeeperLoad(r));
   if (r.emulator?.length) {
     out.push(
       '',
@@ -107,6 +109,41 @@ export function scaleSections(r: {
       out.push(
         `| ${e.kinesis ?? 'kinesis-local'}, ${e.shards} | ${f(e.listAllShardsMs)} | ${f(e.getShardIteratorMs)} | ${f(e.getRecordsMs)} | ${f(e.describeStreamSummaryMs)} |`,
       );
+  }
+  return out;
+}
+
+/** What the simulation's runs cost ZooKeeper, beside the baseline's runs of the same sizes when there are any. */
+function zooKeeperLoad(r: {
+  scaleSim?: ScaleSimRun[];
+  scaleSimBaseline?: { commit: string; runs: ScaleSimRun[] };
+}): string[] {
+  const base = r.scaleSimBaseline;
+  const before = (x: ScaleSimRun) => base?.runs.find((b) => b.shards === x.shards && b.tasks === x.tasks);
+  const pair = (now: number | undefined, then: number | undefined) =>
+    then === undefined ? `${now ?? '—'}` : `${then} → ${now ?? '—'}`;
+  const rate = (n: number | undefined, x: ScaleSimRun) =>
+    n === undefined ? '—' : (n / x.steady.windowSeconds / x.tasks).toFixed(2);
+  const steady = (w: ScaleSimRun['steady']['busy'], x: ScaleSimRun) =>
+    `${w.readsPerTaskPerSecond} / ${w.writesPerTaskPerSecond} / ${rate(w.byFolder.ping, x)}`;
+  const out = [
+    '',
+    `**ZooKeeper load in the simulation** (the runs above${base ? `; before → after: commit ${base.commit} → this one` : ''}; ` +
+      'reads = getData and getChildren by every task, from the event to the last new shard’s first emit; the settled ' +
+      'windows last 20 virtual s, busy with one record put to every shard every 0.5 s, idle with none; heartbeats apart; ' +
+      'JS heap = the whole simulation’s after the run, divided by the tasks):',
+    '',
+    '| shards × tasks | reads during ×2 | of them lease nodes | reads during ÷2 | reads after a kill | largest getChildren reply | per task per s, busy: reads / writes / heartbeats | idle: the same | JS heap per task |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const x of r.scaleSim ?? []) {
+    const b = before(x);
+    const leaseReads = (p: SimPhase) => p.zkByFolder?.['getData leases'];
+    out.push(
+      `| ${x.shards} × ${x.tasks} | ${pair(x.double.zkReads, b?.double.zkReads)} (${(x.double.zkReads / x.shards).toFixed(1)} per shard) | ` +
+        `${pair(leaseReads(x.double), b && leaseReads(b.double))} | ${pair(x.halve.zkReads, b?.halve.zkReads)} | ${pair(x.kill.zkReads, b?.kill.zkReads)} | ` +
+        `${x.double.largestListingBytes} B | ${steady(x.steady.busy, x)} | ${steady(x.steady.idle, x)} | ${x.heapPerTaskMiB} MiB |`,
+    );
   }
   return out;
 }

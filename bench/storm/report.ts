@@ -3,14 +3,19 @@ import type { Summary } from '../lib';
 import type { ProtocolFigures, Responder } from '../protocol';
 import { STORM_SPOUTS, type StormSection, type StormSpout } from '../storm';
 
-const NAMES: Record<StormSpout, string> = {
-  native: 'native Java spout (Storm’s own limit)',
-  stormjs: 'storm.js in a ShellSpout',
-  spout: '**kinesis-shell-spout**, synthetic source (1 shard)',
-  spoutCompact: '**kinesis-shell-spout**, synthetic source (1 shard), compact serializer',
-  spoutKinesis: '**kinesis-shell-spout** against kinesis-local',
-  spoutPaced: '**kinesis-shell-spout**, synthetic source paced at the kinesis-local run’s rate',
-};
+/** What each spout is, in the section's words (the synthetic source's shards as that run had them). */
+function spoutNames(s: Pick<StormSection, 'synthetic'>): Record<StormSpout, string> {
+  const shards = s.synthetic ? `${s.synthetic.shards} shards` : '1 shard';
+  return {
+    native: 'native Java spout (Storm’s own limit)',
+    stormjs: 'storm.js in a ShellSpout',
+    spout: `**kinesis-shell-spout**, synthetic source (${shards})`,
+    spoutCompact: `**kinesis-shell-spout**, synthetic source (${shards}), compact serializer`,
+    spoutCompactWide: `kinesis-shell-spout, synthetic source (${s.synthetic?.wideShards ?? '?'} shards), compact serializer`,
+    spoutKinesis: '**kinesis-shell-spout** against kinesis-local',
+    spoutPaced: '**kinesis-shell-spout**, synthetic source paced at the kinesis-local run’s rate',
+  };
+}
 /** The lean driver's responder measuring the same process, where there is one. */
 const LEAN: Partial<Record<StormSpout, Responder>> = { stormjs: 'stormjs', spout: 'spout' };
 const n0 = (s: Summary | undefined) => (s && !Number.isNaN(s.median) ? String(Math.round(s.median)) : '—');
@@ -22,12 +27,14 @@ const spread = (s: Summary) => (s.min !== s.max ? ` (${Math.round(s.min)}–${Ma
 const SIZING_MBPS = [1, 5, 10, 50, 100];
 
 export function stormSection(s: StormSection, protocol: ProtocolFigures[] | undefined): string[] {
+  const NAMES = spoutNames(s);
   const out = [
     '',
     `**End to end in Storm** (Storm ${s.stormVersion} LocalCluster in its own JVM, \`-Xmx768m -XX:+UseSerialGC\`; one worker, one spout task → one acking bolt task, shuffle grouping; ` +
       `multilang serializer \`${s.serializer}\` (the compact rows: \`io.github.kinesisshellspout.CompactSerializer\`); ${s.payloadBytes} B records (data as UTF-8 text in the tuple); each run a topology of its own, ${s.seconds} s measured after warm-up, spouts alternating in each of ${s.rounds} rounds; ` +
       'tuples/s counted by the bolt; CPU per tuple from /proc (the JVM: the whole LocalCluster, ' +
       `${s.jvmIdleCpuPercent} % of a core with no topology; Node: the ShellSpout's process); complete latency: ${s.latencyFrom === 'spout' ? "the mean over every tuple tree acked in the window, timed in the spout task from its emit to its `ack` (Storm's definition; not Storm's `__complete-latency` V2 gauge, which is the mean of the last three sampled trees in whole ms)" : "not measured in this run (it read Storm's `__complete-latency` V2 gauge, the mean of the last three sampled trees in whole ms)"}; against kinesis-local: ${s.kinesis.shards} shards pre-filled with ${s.kinesis.records} records, each run reading them from the start, its warm-up ended at a quarter read and its window at 90 % (runs with fewer than 100 tuples in the window left out); ` +
+      `${s.synthetic ? `the synthetic source: ${s.synthetic.shards} shards, each read as Kinesis allows (5 calls a second of up to 10,000 records), so at most ${s.synthetic.ceilingPerSecond} records/s (${s.synthetic.wideShards} shards: ${s.synthetic.wideCeilingPerSecond}); ` : 'the synthetic source: one shard of 20,000 records a call, at most 100,000 records/s; '}` +
       `lean driver: the protocol section's figures for the same process, without Storm; load average ${s.loadAverage.before.join(' / ')} before, ${s.loadAverage.after.join(' / ')} after):`,
   ];
   for (const regime of [...new Set(s.figures.map((f) => f.regime))]) {
@@ -87,6 +94,7 @@ export function perTaskTuplesPerSecond(
 }
 
 function sizing(s: StormSection): string[] {
+  const NAMES = spoutNames(s);
   const best = perTaskTuplesPerSecond(s);
   // The paced source's rate is the kinesis-local run's, not a capacity.
   const names = STORM_SPOUTS.filter((n) => best[n] && n !== 'spoutPaced');

@@ -7,9 +7,18 @@ import { shellSpoutEnv } from '../../test/helpers/spoutNode';
 import type { StormSpout } from '../storm';
 
 const BATCH = 100;
-/** As the protocol section: one synthetic shard returns more per call than Kinesis allows (see syntheticKinesis). */
-const SYNTHETIC_RECORDS_PER_CALL = 20_000;
-/** One shard's room for what it reads at these rates (the protocol section's settings). */
+/**
+ * The synthetic source's shards: each read as Kinesis allows (5 calls a second, up to `maxRecordsPerRequest`,
+ * 10,000, a call), so SYNTHETIC_SHARDS × 50,000 records/s is its ceiling: 800,000, above what any spout here
+ * reaches (the native Java spout's 568–635k on a faster machine). One shard of 20,000 a call capped the runs
+ * at 100,000 tuples/s, where the compact wire format sat. `spoutCompactWide` reads 4 times as many: the
+ * same rate on both says the source is not the limit.
+ */
+export const SYNTHETIC_SHARDS = 16;
+export const WIDE_SYNTHETIC_SHARDS = 64;
+/** Records a synthetic run's source can hand out a second at most (its shards' read limit). */
+export const syntheticCeiling = (shards: number) => shards * 5 * ONE_TASK_SETTINGS.maxRecordsPerRequest;
+/** One task's room for what it reads at these rates (the protocol section's settings). */
 /** The compact serializer of the Maven module (docs/design.md, "The compact wire format"). */
 export const COMPACT_SERIALIZER = 'io.github.kinesisshellspout.CompactSerializer';
 const ONE_TASK_SETTINGS = {
@@ -35,7 +44,8 @@ export interface RunContext {
 
 export function spoutRunSpec(spout: StormSpout, c: RunContext) {
   // The compact serializer set topology-wide: it is Storm's JSON serializer for any other multilang component.
-  const serializer = spout === 'spoutCompact' ? COMPACT_SERIALIZER : spout !== 'native' ? c.serializer : undefined;
+  const compact = spout === 'spoutCompact' || spout === 'spoutCompactWide';
+  const serializer = compact ? COMPACT_SERIALIZER : spout !== 'native' ? c.serializer : undefined;
   const storm: Record<string, unknown> = {
     'topology.max.spout.pending': c.pending,
     ...(serializer ? { 'topology.multilang.serializer': serializer } : {}),
@@ -58,10 +68,14 @@ export function spoutRunSpec(spout: StormSpout, c: RunContext) {
       break;
     case 'spout':
     case 'spoutCompact':
+    case 'spoutCompactWide':
       json = {
         spout: 'shell',
         command: spoutCommand,
-        env: { ...spoutEnv, SYNTHETIC_SHARDS: '1', SYNTHETIC_RECORDS_PER_CALL: String(SYNTHETIC_RECORDS_PER_CALL) },
+        env: {
+          ...spoutEnv,
+          SYNTHETIC_SHARDS: String(spout === 'spoutCompactWide' ? WIDE_SYNTHETIC_SHARDS : SYNTHETIC_SHARDS),
+        },
         componentConf: benchConf(c.zk, undefined, 'synthetic', c.name, ONE_TASK_SETTINGS),
       };
       break;

@@ -64,6 +64,8 @@ export function planLeases(input: {
   leases: ReadonlyMap<string, string>;
   members: readonly string[];
   me: string;
+  /** The other members' lease counts, when `leases` does not name their holders (see PolicyInput). */
+  heldElsewhere?: ReadonlyMap<string, number>;
   /** See shareTargets. */
   rotation?: number;
 }): LeasePlan {
@@ -80,6 +82,7 @@ export function planLeases(input: {
       if (owner === me) mine.push(shardId);
     }
   }
+  for (const [member, count] of input.heldElsewhere ?? []) if (member !== me) held.set(member, count);
   const target = shareTargets(members, held, readable.length, input.rotation).get(me) ?? 0;
   const byPreference = (list: string[]) => list.sort((a, b) => preferenceScore(me, b) - preferenceScore(me, a));
   if (mine.length > target) {

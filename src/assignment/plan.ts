@@ -26,6 +26,8 @@ export interface RoundInput {
   leases: ReadonlyMap<string, string>;
   /** Members to share among (the start grace's placeholders included). */
   members: readonly string[];
+  /** The other members' lease counts when `leases` names only this task's own (see PolicyInput). */
+  heldElsewhere?: ReadonlyMap<string, number>;
   ordering: Ordering;
   held: readonly HeldView[];
   /** Where a shard without a checkpoint starts (SHARD_END: finished before the first start). */
@@ -83,6 +85,7 @@ export function planRound(input: RoundInput): RoundPlan {
     readable,
     leases,
     members: input.members,
+    heldElsewhere: input.heldElsewhere,
     me,
     releasing: input.held.some((h) => h.phase === 'releasing'),
     now: input.now,

@@ -17,6 +17,11 @@ export interface PolicyInput {
   leases: ReadonlyMap<string, string>;
   /** Members to share among (the start grace's placeholders for tasks not joined yet included). */
   members: readonly string[];
+  /**
+   * Lease counts of the other members, as the first member published them, when `leases` names only this
+   * task's own leases (the others as held elsewhere): balance by count only.
+   */
+  heldElsewhere?: ReadonlyMap<string, number>;
   me: string;
   /** A shard of this task is being handed over now. */
   releasing: boolean;

@@ -21,10 +21,13 @@ import { type AssignmentPolicy, policyFor } from './policy';
 import type { ShardListing } from './listing';
 import { deployView } from './topologies';
 import type { MemberPresence } from '../coordination/store';
+import { HolderCountsPublisher, leaseCounts, publishedCounts } from './holderCounts';
 
 const SLOW_ASSIGNMENT_MS = 2_000;
 /** Leases a round tries to take at once: a task owed many shards takes them together, not one after another. */
 export const TAKES_AT_ONCE = 8;
+/** Watches that fire within this are answered by one round. */
+export const WATCH_COALESCE_MS = 100;
 /** A failed round is tried again after this, doubling up to the rebalance interval, each wait jittered. */
 const RETRY_FIRST_MS = 200;
 
@@ -36,11 +39,14 @@ export interface RoundSession {
     | 'finishedShards'
     | 'leases'
     | 'leaseNodes'
+    | 'members'
     | 'memberStates'
     | 'updateMember'
     | 'endedShards'
     | 'acquireLease'
     | 'releaseLease'
+    | 'holderCounts'
+    | 'writeHolderCounts'
   >;
   zk: Pick<ZooKeeper, 'connectionState' | 'sessionTimeoutMs'>;
   /** Monotonic time the join completed. */
@@ -103,11 +109,32 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
   private retry: (() => void) | undefined;
   /** How this task shares the shards with the others, from `config.balance`. */
   private readonly policy: AssignmentPolicy;
-  /** One watch callback for every path: the client keeps each distinct callback until the watch fires. */
-  private readonly onWatch = () => this.schedule();
+  /**
+   * One watch callback for every path (the client keeps each distinct callback until the watch fires). What
+   * the watches bring within WATCH_COALESCE_MS is read in one round: a reshard fires them hundreds of times,
+   * and a round per firing read the folders again each time, on every task.
+   */
+  private readonly onWatch = () => {
+    if (this.coalescing) return;
+    this.coalescing = this.deps.scheduler.after(WATCH_COALESCE_MS, () => {
+      this.coalescing = undefined;
+      this.schedule();
+    });
+  };
+  private coalescing: (() => void) | undefined;
+
+  /** As the first member, by count: the lease counts of every member, for the others to plan from. */
+  private readonly counts: HolderCountsPublisher;
+  /** The session the counts were written in (a new one writes them again). */
+  private countsSession: Sess | undefined;
 
   constructor(private readonly deps: RoundDeps<Sess, S>) {
     this.policy = policyFor(deps.config, () => deps.scheduler.now());
+    this.counts = new HolderCountsPublisher({
+      scheduler: deps.scheduler,
+      write: (counts) => this.countsSession?.store.writeHolderCounts(counts) ?? Promise.resolve(),
+      failed: (err) => deps.reporter.log(LogLevel.Warn, `could not publish the lease counts: ${String(err)}`),
+    });
   }
 
   /** Runs a round now, or once more after the one running. */
@@ -237,14 +264,28 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       this.policy.paused();
       return;
     }
-    const members = view.sharing;
-    const [finished, leases, ended] = await Promise.all([
+    const byCount = this.deps.config.balance === 'count';
+    const [finished, members, ended] = await Promise.all([
       store.finishedShards(this.onWatch),
-      store.leases(this.onWatch, (err) =>
-        reporter.problem(`corrupt:${err.message}`, `${err.message}; its shard is not read until then`),
-      ),
+      store.members(this.onWatch),
       ordering === 'parents-emitted' ? store.endedShards(this.onWatch) : new Set<string>(),
     ]);
+    const first = members[0] === store.memberId;
+    // By count, a member other than the first reads the lease names and the counts the first one published.
+    const heldElsewhere =
+      byCount && !first
+        ? publishedCounts(
+            store.memberId,
+            members,
+            await store.holderCounts(this.onWatch),
+            this.deps.scheduler.wallNow(),
+          )
+        : undefined;
+    const leases = await store.leases(
+      this.onWatch,
+      (err) => reporter.problem(`corrupt:${err.message}`, `${err.message}; its shard is not read until then`),
+      heldElsewhere !== undefined,
+    );
     let shards = listing.cached(finished, leases);
     if (!shards) {
       const fresh = await listing.list();
@@ -265,13 +306,19 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       finished,
       ended,
       leases,
-      members: this.sharingMembers(session, members),
+      // Members that gave way to another topology of the application share nothing (topologies.ts).
+      members: this.sharingMembers(
+        session,
+        members.filter((m) => view.sharing.includes(m)),
+      ),
+      heldElsewhere,
       ordering,
       held: [...held.byId.values()].map((s) => ({ shardId: s.shardId, phase: s.phase.kind })),
       startOf: session.startOf,
       policy: this.policy,
       now: this.deps.scheduler.now(),
     });
+    this.publishCounts(session, byCount && first, () => leaseCounts(leases, members, plan.readable));
     for (const shardId of plan.forget) {
       reporter.log(LogLevel.Warn, `lease on ${shardId} is no longer ours: stopped emitting from it`);
       this.ifHeld(shardId, (shard) => held.forget(shard));
@@ -290,6 +337,14 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       );
     await this.reconcile(session, leases, letGoBefore, new Set(plan.readable), new Set(plan.release));
     await this.take(session, plan.candidates, plan.want);
+  }
+
+  private publishCounts(session: Sess, publish: boolean, counts: () => Map<string, number>): void {
+    if (!publish || this.countsSession !== session) {
+      this.counts.reset();
+      this.countsSession = publish ? session : undefined;
+    }
+    if (publish) this.counts.publish(counts());
   }
 
   /**

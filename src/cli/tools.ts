@@ -1,16 +1,17 @@
-/** The tools' entry: parses the command line, runs `status`, `reset`, `deregister-consumer` or `import`, maps outcomes to exit codes. */
+/** The tools' entry: parses the command line, runs `status`, `reset`, `deregister-consumer`, `import` or `export`, maps outcomes to exit codes. */
 import { describeError } from '../errors';
 import { isActionable, kinesisProblem } from '../kinesis/errors';
 import { parseToolArgs, USAGE } from '../tools/args';
 import { ExitCode, ToolError } from '../tools/exitCodes';
 import type { ToolIo } from '../tools/io';
 import { runDeregisterConsumer } from '../tools/deregisterConsumer';
+import { runExport } from '../tools/exportKcl';
 import { runImport } from '../tools/import';
 import { runReset } from '../tools/reset';
 import { runStatus } from '../tools/status';
 import { nodeVersionNote, quietSdkNodeWarning } from './nodeVersion';
 
-export const TOOLS = ['status', 'reset', 'deregister-consumer', 'import'] as const;
+export const TOOLS = ['status', 'reset', 'deregister-consumer', 'import', 'export'] as const;
 export type ToolName = (typeof TOOLS)[number];
 
 export function isTool(arg: string | undefined): arg is ToolName {
@@ -75,6 +76,8 @@ export async function runTool(tool: ToolName, args: readonly string[], io: ToolI
         return await runDeregisterConsumer(command, io);
       case 'import':
         return await runImport(command, io);
+      case 'export':
+        return await runExport(command, io);
     }
   } catch (err) {
     if (err instanceof ToolError) {

@@ -293,6 +293,19 @@ export const configSchema = {
       1_000,
       200,
     ),
+    tricklePollIntervalMs: positiveMs(
+      'Pause between `GetRecords` calls on a caught-up shard that received records within the last `trickleHoldMs`: records are trickling in, and the next call comes this soon (give or take 20 %) instead of after `idlePollIntervalMs`. A shard that receives nothing still costs one call per idle interval; one that receives a record a second or more has it emitted within about this long, at up to `maxGetRecordsPerSecond` calls a second while they come. Set it to `idlePollIntervalMs` to poll every caught-up shard at the idle pace. See [the trade, measured](configuration.md#caught-up-shards-latency-against-cpu).',
+      200,
+      200,
+    ),
+    trickleHoldMs: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 86_400_000,
+      default: 1_000,
+      description:
+        'How long after an answer that brought records a caught-up shard keeps `tricklePollIntervalMs`, its answers empty or not; then it waits `idlePollIntervalMs` again. `0`: back to the idle interval at the first empty answer (cheaper for a slow trickle, but a record that follows an empty answer waits up to the idle interval).',
+    },
     shardBufferSize: {
       type: 'integer',
       minimum: 1,

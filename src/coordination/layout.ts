@@ -7,6 +7,7 @@
  *   ended/<shardId>        persistent  every record emitted (only with ordering "parents-emitted"), watched
  *   leases/<shardId>       ephemeral   who reads the shard now: {owner}
  *   members/<memberId>     ephemeral   the live spout tasks
+ *   holders                persistent  lease counts by member, written by the first member (balance "count")
  * Every stored value is JSON with a version field `v` (storedValues.ts).
  */
 

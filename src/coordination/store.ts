@@ -15,6 +15,9 @@ import {
   encode,
   endedValue,
   finishedValue,
+  type HolderCounts,
+  holderCountsOf,
+  holderCountsValue,
   leaseOwners,
   leaseValue,
   type MemberInfo,
@@ -25,16 +28,25 @@ import {
 } from './storedValues';
 import { type CheckpointReset, resetOps } from './resetOps';
 import { type ImportedCheckpoint, importOps } from './importOps';
-import { type WatchedFolders, watchedFolders } from './watchedFolder';
+import { WatchedNode, type WatchedFolders, watchedFolders } from './watchedFolder';
 import type { NodeData, ZooKeeper } from './zooKeeper';
 
 export { basePath } from './layout';
 export type { CheckpointReset } from './resetOps';
 export type { ImportedCheckpoint } from './importOps';
-export type { Checkpoint, CheckpointRecord, MemberInfo, MemberPresence, MemberRecord } from './storedValues';
+export type {
+  Checkpoint,
+  CheckpointRecord,
+  HolderCounts,
+  MemberInfo,
+  MemberPresence,
+  MemberRecord,
+} from './storedValues';
 
 /** A lease node nobody can read: its shard is held by no one we know, and nobody takes it while the node is there. */
 export const UNREADABLE_LEASE = '(unreadable)';
+/** The holder of a lease node not read (leases by name): another task's, as no lease of this session is unknown here. */
+export const ELSEWHERE = '(held elsewhere)';
 
 export class CoordinationStore {
   /** The folders an assignment round watches, kept in step by their watches (watchedFolder.ts). */
@@ -42,17 +54,25 @@ export class CoordinationStore {
   /** This task's member node as registered, so that a change of its state keeps the rest. */
   private member: { info: MemberInfo & Partial<MemberPresence>; since: string } | undefined;
 
+  private readonly holders: WatchedNode;
+  /** Lease nodes this session created and has not removed: what `leases` names as ours without reading them. */
+  private readonly own = new Set<string>();
+  /** Lease nodes whose create or remove had no answer: read at the next `leases` by name to learn whose they are. */
+  private readonly uncertain = new Set<string>();
+
   constructor(
     private readonly zk: ZooKeeper,
     readonly base: string,
     readonly memberId: string,
   ) {
     this.watched = watchedFolders(zk, base);
+    this.holders = new WatchedNode(zk, `${base}/holders`);
   }
 
   /** The watched folders are read again in full at their next use (after a reconnect, or as a periodic check). */
   resync(): void {
     for (const folder of Object.values(this.watched)) folder.resync();
+    this.holders.resync();
   }
 
   /** Children of a folder: with `watch`, from its watched copy (watch called once at the next change). */
@@ -121,9 +141,13 @@ export class CoordinationStore {
     return new Set(await this.zk.getChildren(`${this.base}/checkpoints`));
   }
 
-  /** The shard's checkpoint; when it has none, `start` is written as its first one (before any emit). */
+  /**
+   * The shard's checkpoint; when it has none, `start` is written as its first one (before any emit). A create
+   * that succeeded made the node with `start` at version 0: nothing to read back (one read less per new shard).
+   */
   async checkpointOrStart(shardId: string, start: Position): Promise<Checkpoint> {
-    await this.zk.create(this.path('checkpoints', shardId), this.stored(start), 'persistent');
+    const created = await this.zk.create(this.path('checkpoints', shardId), this.stored(start), 'persistent');
+    if (created === 'created') return { position: start, version: 0 };
     const checkpoint = await this.readCheckpoint(shardId);
     if (!checkpoint)
       throw new SpoutError(ErrorCode.ZooKeeper, `checkpoint of ${shardId} vanished right after it was created`, {
@@ -144,7 +168,7 @@ export class CoordinationStore {
     checkpointVersion: number,
     lastSequenceNumber: string | undefined,
   ): Promise<boolean> {
-    return this.zk.transaction([
+    const done = await this.zk.transaction([
       {
         op: 'set',
         path: this.path('checkpoints', shardId),
@@ -159,6 +183,8 @@ export class CoordinationStore {
       // Any version: its holder may have written the shard's load into it; the checkpoint's version guards all.
       { op: 'remove', path: this.path('leases', shardId), version: -1 },
     ]);
+    if (done) this.own.delete(shardId);
+    return done;
   }
 
   async finishedShards(watch?: () => void): Promise<Set<string>> {
@@ -210,15 +236,28 @@ export class CoordinationStore {
 
   /** Creating the ephemeral node is taking the lease; false when another task holds it. */
   async acquireLease(shardId: string): Promise<boolean> {
-    const created = await this.zk.create(this.path('leases', shardId), this.leaseData(), 'ephemeral');
+    let created: 'created' | 'exists';
+    try {
+      created = await this.zk.create(this.path('leases', shardId), this.leaseData(), 'ephemeral');
+    } catch (err) {
+      this.uncertain.add(shardId);
+      throw err;
+    }
+    if (created === 'created') this.own.add(shardId);
     return created === 'created';
   }
 
   /** Deletes the lease only when this session owns it. */
   async releaseLease(shardId: string): Promise<void> {
     const path = this.path('leases', shardId);
-    const node = await this.zk.getData(path);
-    if (node && node.ephemeralOwner === this.zk.sessionId) await this.zk.remove(path, node.version);
+    try {
+      const node = await this.zk.getData(path);
+      if (node && node.ephemeralOwner === this.zk.sessionId) await this.zk.remove(path, node.version);
+    } catch (err) {
+      this.uncertain.add(shardId);
+      throw err;
+    }
+    this.own.delete(shardId);
   }
 
   /**
@@ -226,7 +265,13 @@ export class CoordinationStore {
    * change). A node that cannot be read maps to UNREADABLE_LEASE and is handed to `onCorrupt`: one bad node
    * affects only its shard.
    */
-  async leases(watch?: () => void, onCorrupt?: (err: SpoutError) => void): Promise<Map<string, string>> {
+  async leases(
+    watch?: () => void,
+    onCorrupt?: (err: SpoutError) => void,
+    byName = false,
+  ): Promise<Map<string, string>> {
+    if (watch) this.watched.leases.readData(!byName);
+    if (watch && byName) return this.leasesByName(watch);
     let nodes: [string, NodeData | undefined][];
     if (watch) nodes = [...(await this.watched.leases.view(watch))];
     else {
@@ -238,6 +283,51 @@ export class CoordinationStore {
       );
     }
     return leaseOwners(nodes, (id) => this.path('leases', id), UNREADABLE_LEASE, onCorrupt);
+  }
+
+  /**
+   * Lease holders from the names alone: this session's leases (created here and not removed) are ours, every
+   * other one is ELSEWHERE; a lease whose create or remove had no answer is read once to learn whose it is.
+   */
+  private async leasesByName(watch: () => void): Promise<Map<string, string>> {
+    const names = await this.watched.leases.view(watch);
+    for (const shardId of [...this.uncertain]) {
+      const path = this.path('leases', shardId);
+      const node = names.has(shardId) ? await this.zk.getData(path) : undefined;
+      this.uncertain.delete(shardId);
+      if (!node) this.own.delete(shardId);
+      else if (
+        node.ephemeralOwner === this.zk.sessionId ||
+        leaseOwners([[shardId, node]], () => path, '').get(shardId) === this.memberId
+      )
+        this.own.add(shardId);
+      else this.own.delete(shardId);
+    }
+    const owners = new Map<string, string>();
+    for (const shardId of names.keys()) owners.set(shardId, this.own.has(shardId) ? this.memberId : ELSEWHERE);
+    return owners;
+  }
+
+  /**
+   * The lease counts the first member published (undefined: none, or unreadable); `watch` is called once, at
+   * its next change.
+   */
+  async holderCounts(watch: () => void): Promise<HolderCounts | undefined> {
+    const node = await this.holders.view(watch);
+    if (!node) return undefined;
+    try {
+      return holderCountsOf(this.holders.path, node.data);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Publishes the lease count of each member (by the first member), whatever was there. */
+  async writeHolderCounts(counts: ReadonlyMap<string, number>): Promise<void> {
+    const data = holderCountsValue(this.memberId, counts);
+    if ((await this.zk.setData(this.holders.path, data, -1)) !== 'conflict') return;
+    if ((await this.zk.create(this.holders.path, data, 'persistent')) === 'exists')
+      await this.zk.setData(this.holders.path, data, -1);
   }
 
   /** The lease nodes from the watched copy of leases/ (`watch` called once at the next change): what else they hold. */

@@ -201,3 +201,49 @@ export function memberRecordOf(memberId: string, path: string, data: Buffer): Me
     standby: typeof standby === 'boolean' ? standby : undefined,
   };
 }
+
+/** What the `holders` node says: written by `writer` (the first member), how many readable shards each member leases. */
+export interface HolderCounts {
+  writer: string;
+  counts: ReadonlyMap<string, number>;
+  /** Wall-clock ms of the write (0 when the node does not say). */
+  writtenAt: number;
+}
+
+/**
+ * The `holders` node's content: the lease count of each member, as the first member counted it from the lease
+ * nodes, so that the other members need not read every lease node to share the shards.
+ */
+export function holderCountsValue(writer: string, counts: ReadonlyMap<string, number>): Buffer {
+  return encode({
+    v: 1,
+    writer,
+    counts: Object.fromEntries(counts),
+    writtenAt: new Date().toISOString(),
+    release: RELEASE,
+  });
+}
+
+/** The `holders` node's counts; throws SpoutError (CorruptState) when it holds none. */
+export function holderCountsOf(path: string, data: Buffer): HolderCounts {
+  const { writer, counts, writtenAt } = decode<{ v: 1; writer?: unknown; counts?: unknown; writtenAt?: unknown }>(
+    path,
+    data,
+  );
+  const valid =
+    typeof writer === 'string' &&
+    typeof counts === 'object' &&
+    counts !== null &&
+    Object.values(counts).every((n) => Number.isSafeInteger(n) && (n as number) >= 0);
+  if (!valid)
+    throw new SpoutError(
+      ErrorCode.CorruptState,
+      `ZooKeeper node ${path} holds no lease counts: remove it (it is rewritten)`,
+    );
+  const at = typeof writtenAt === 'string' ? Date.parse(writtenAt) : Number.NaN;
+  return {
+    writer,
+    counts: new Map(Object.entries(counts as Record<string, number>)),
+    writtenAt: Number.isFinite(at) ? at : 0,
+  };
+}

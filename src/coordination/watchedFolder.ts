@@ -14,6 +14,11 @@
  */
 import type { NodeData, ZooKeeper } from './zooKeeper';
 
+/** A getChildren reply's size as ZooKeeper encodes it: reply header, vector length, each name with its length. */
+export function listingReplyBytes(names: readonly string[]): number {
+  return 16 + 4 + names.reduce((sum, name) => sum + 4 + Buffer.byteLength(name), 0);
+}
+
 /** Node reads in flight at once for one folder (a resync of thousands of leases must not flood the server). */
 export const FOLDER_READS_AT_ONCE = 32;
 
@@ -34,8 +39,19 @@ export class WatchedFolder {
     private readonly zk: Pick<ZooKeeper, 'getChildren' | 'getData'>,
     readonly path: string,
     /** Keep each child's node (its data), not only its name. */
-    private readonly withData: boolean,
+    private withData: boolean,
   ) {}
+
+  /**
+   * Keeps each child's node from now on (every node is read at the next view), or the names alone (the
+   * nodes kept are left as they are, no longer read again).
+   */
+  readData(on: boolean): void {
+    if (on === this.withData) return;
+    this.withData = on;
+    if (on) for (const id of this.entries.keys()) this.staleData.add(id);
+    else this.staleData.clear();
+  }
 
   /** Everything is read again at the next view, as if nothing were known. */
   resync(): void {
@@ -127,6 +143,45 @@ export class WatchedFolder {
       this.dataWatches.set(id, watch);
     }
     return watch;
+  }
+}
+
+/** One node kept in memory and in step by its data watch: read again only after it changed (or `resync`). */
+export class WatchedNode {
+  private node: NodeData | undefined;
+  private stale = true;
+  private readonly listeners = new Set<() => void>();
+  private readonly onChange = () => {
+    this.stale = true;
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    for (const listener of listeners) listener();
+  };
+
+  constructor(
+    private readonly zk: Pick<ZooKeeper, 'getData'>,
+    readonly path: string,
+  ) {}
+
+  resync(): void {
+    this.stale = true;
+  }
+
+  /** The node (undefined: there is none); `watch` is called once, at its next change. Rejects when a read fails. */
+  async view(watch?: () => void): Promise<NodeData | undefined> {
+    if (watch) this.listeners.add(watch);
+    if (this.stale) {
+      this.stale = false;
+      try {
+        this.node = await this.zk.getData(this.path, this.onChange);
+        // ZooKeeper arms no watch on a node that does not exist: read it again next time.
+        if (!this.node) this.stale = true;
+      } catch (err) {
+        this.stale = true;
+        throw err;
+      }
+    }
+    return this.node;
   }
 }
 

@@ -78,10 +78,20 @@ export class HeldShards {
     this.retake = new RetakeBackoff(() => this.now);
     this.delivery = deliveryOf(deps.config);
     const { kinesis, scheduler, stream, config } = deps;
-    const { maxRecordsPerRequest, idlePollIntervalMs, maxGetRecordsPerSecond } = config;
+    const { maxRecordsPerRequest, idlePollIntervalMs, tricklePollIntervalMs, trickleHoldMs, maxGetRecordsPerSecond } =
+      config;
     this.readers =
       deps.readers ??
-      pollingReaders({ kinesis, scheduler, stream, maxRecordsPerRequest, idlePollIntervalMs, maxGetRecordsPerSecond });
+      pollingReaders({
+        kinesis,
+        scheduler,
+        stream,
+        maxRecordsPerRequest,
+        idlePollIntervalMs,
+        tricklePollIntervalMs,
+        trickleHoldMs,
+        maxGetRecordsPerSecond,
+      });
     this.readerContext = {
       ...deps,
       reading: (shard) => this.byId.get(shard.shardId) === shard && shard.phase.kind === 'reading',

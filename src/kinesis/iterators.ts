@@ -72,3 +72,21 @@ export async function peekAt(
     firstArrivalMs: response.Records?.[0]?.ApproximateArrivalTimestamp?.getTime(),
   };
 }
+
+/** The record with `sequenceNumber` (AT_SEQUENCE_NUMBER, one record); undefined when the shard has nothing there any more. */
+export async function peekRecord(
+  kinesis: KinesisApi,
+  stream: StreamRef,
+  shardId: string,
+  sequenceNumber: string,
+): Promise<{ sequenceNumber: string; data: Uint8Array } | undefined> {
+  // subSequence 0 asks for AT_SEQUENCE_NUMBER: the record itself, not the one after it.
+  const iterator = await shardIteratorAt(kinesis, stream, shardId, { kind: 'AFTER', sequenceNumber, subSequence: 0 });
+  const response = await kinesis.send(
+    new GetRecordsCommand({ ShardIterator: iterator, Limit: 1, StreamARN: stream.streamArn }),
+  );
+  const record = response.Records?.[0];
+  return record?.SequenceNumber && record.Data
+    ? { sequenceNumber: record.SequenceNumber, data: record.Data }
+    : undefined;
+}

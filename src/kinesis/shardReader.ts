@@ -1,7 +1,8 @@
 /**
  * Prefetches one shard into its owner's buffer: back to back while the shard has a backlog (never more than
  * `maxGetRecordsPerSecond` calls, readRate.ts, which also slows down after a throttle), about once per idle
- * interval when caught up (an answer at the tip with less than was asked for); re-seeks after an expired
+ * interval when caught up (an answer at the tip with less than was asked for, and none), sooner while records
+ * trickle in (an answer at the tip with some); re-seeks after an expired
  * iterator, backs off on other errors, and reports the end of the shard (records of the last response still
  * delivered first). No error ends a reader: only the owner, after a listing, decides that a shard is gone.
  * Between requests a reader holds only its iterator.
@@ -32,6 +33,10 @@ export interface PollingReaderOptions {
   stream: StreamRef;
   maxRecordsPerRequest: number;
   idlePollIntervalMs: number;
+  /** The pause after an answer at the tip that brought records (a trickle): the next ones are likely near. */
+  tricklePollIntervalMs: number;
+  /** How long after an answer that brought records a caught-up shard keeps the trickle interval (0: until its next empty answer). */
+  trickleHoldMs: number;
   /** The call budget per shard (Kinesis allows 5/s per shard for all applications together). */
   maxGetRecordsPerSecond: number;
 }
@@ -81,6 +86,8 @@ export class PollingReader implements ShardRecordReader {
   private readonly rate: ReadRate;
   private failures = 0;
   private readonly pauses = new PauseGate();
+  /** When an answer last brought records (scheduler time): within `trickleHoldMs` of it, a trickle. */
+  private lastRecordsAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly options: PollingReaderOptions,
@@ -126,18 +133,21 @@ export class PollingReader implements ShardRecordReader {
     const { events, shardId } = this;
     const { scheduler } = this.options;
     let iterator: string | undefined;
-    /** Set by an answer at the tip with less than was asked for: the wait comes after the answer is out of scope (not held while idle). */
-    let caughtUp = false;
+    /**
+     * Set by an answer at the tip with less than was asked for, to the pause before the next call (the wait
+     * comes after the answer is out of scope: it is not held while idle).
+     */
+    let caughtUp: number | undefined;
     while (!this.signal.aborted) {
       if (this.pauses.closed) {
         await this.pauses.opened();
         continue;
       }
-      if (caughtUp) {
-        caughtUp = false;
+      if (caughtUp !== undefined) {
         // ±20 %: readers taken in one round would otherwise poll in step, all at once, every interval
         // (as many sockets open at once as shards, and new ones each time past the pool's idle few).
-        const interval = this.options.idlePollIntervalMs * (0.8 + 0.4 * scheduler.random());
+        const interval = caughtUp * (0.8 + 0.4 * scheduler.random());
+        caughtUp = undefined;
         await this.idle.wait(scheduler, interval, this.signal);
         continue;
       }
@@ -184,10 +194,16 @@ export class PollingReader implements ShardRecordReader {
           return;
         }
         iterator = response.NextShardIterator;
-        // At the tip with less than it asked for, records or not: what arrives next waits for the idle
-        // interval. Read 5 times a second, a trickle would cost a whole call (signing, the SDK's middleware,
-        // HTTP: 1-2 ms of CPU) for every few records.
-        caughtUp = (response.MillisBehindLatest ?? 0) === 0 && records.length < limit;
+        // At the tip with less than it asked for. A shard that brought nothing for longer than the hold is
+        // idle: the next call after the idle interval (an idle shard costs one call per interval). One that
+        // brought records within it has a trickle, whose next records are likely near: the next call soon.
+        const answeredAt = scheduler.now();
+        if (records.length > 0) this.lastRecordsAt = answeredAt;
+        if ((response.MillisBehindLatest ?? 0) === 0 && records.length < limit)
+          caughtUp =
+            answeredAt - this.lastRecordsAt <= this.options.trickleHoldMs
+              ? this.options.tricklePollIntervalMs
+              : this.options.idlePollIntervalMs;
       } catch (err) {
         if (this.signal.aborted) return;
         const name = errorName(err);

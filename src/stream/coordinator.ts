@@ -124,7 +124,8 @@ export class Coordinator {
         }),
       describeStream: () => describeStream(kinesis, stream),
       joined: (session, shards, first) => {
-        if (first) void logResumePoints(reporter, config, session, shards);
+        // One task says it for the stream: it reads every checkpoint, which by every task cost tasks x shards reads.
+        if (first && member.taskIndex === 0) void logResumePoints(reporter, config, session, shards);
         this.listing.accept(shards);
         this.round.schedule();
       },

@@ -1,6 +1,8 @@
 /** The tools' command lines, parsed into what each tool was asked to do (pure: no file, no clock). */
 import { usageError } from './exitCodes';
+import type { ExportOptions } from './exportKcl';
 import type { ImportOptions } from './import';
+import { KCL_DEFAULT_FAILOVER_MS } from './importKcl';
 import { AWSLABS_DEFAULT_PREFIX, SOURCES, type SourceKind } from './importSource';
 import type { ResetOptions } from './reset';
 
@@ -16,7 +18,8 @@ export type ToolCommand =
   | { tool: 'status'; config: string; stream?: string; json: boolean; watchSeconds: number | undefined }
   | ({ tool: 'reset' } & ResetOptions)
   | { tool: 'deregister-consumer'; config: string; stream?: string; yes: boolean }
-  | ({ tool: 'import' } & ImportOptions);
+  | ({ tool: 'import' } & ImportOptions)
+  | ({ tool: 'export' } & ExportOptions);
 
 export const DEFAULT_WATCH_SECONDS = 5;
 
@@ -28,6 +31,11 @@ export const USAGE = `Usage:
   kinesis-spout import --from awslabs-storm-spout|storm-kinesis --source-zookeeper <host:port,...>
                        [--source-root <path>] [--source-topology <name>] [--source-stream <name>]
                        --config <file.json> [--stream <name>] [--dry-run] [--overwrite] [--yes]
+  kinesis-spout import --from kcl --source-table <lease table> [--source-endpoint <url>] [--source-stream <name>]
+                       [--source-failover-ms <ms>] [--source-timestamp <ISO-8601>]
+                       --config <file.json> [--stream <name>] [--dry-run] [--overwrite] [--yes]
+  kinesis-spout export --to kcl --table <lease table> [--endpoint <url>] [--create-table] [--multi-stream-account <id>]
+                       [--failover-ms <ms>] --config <file.json> [--stream <name>] [--dry-run] [--overwrite] [--yes]
 
 <file.json> holds the spout's "kinesis.spout" map, or a topology conf with a "kinesis.spout" key
 (and optionally topology.name, storm.zookeeper.servers, storm.zookeeper.port,
@@ -43,6 +51,12 @@ import  writes this application's checkpoints from an old Storm Kinesis spout's 
         (required); --source-topology: the awslabs spout's topology name (required for it); --source-stream: default
         the configured stream. Prints the plan; --dry-run stops there; asks for "yes" (--yes: do not ask; required
         without a terminal); refuses while a lease is held; never moves a checkpoint it finds unless --overwrite.
+        --from kcl: a KCL 1.x/2.x/3.x lease table in DynamoDB (--source-endpoint: not AWS's); refuses while a KCL
+        lease is renewed within --source-failover-ms (default ${KCL_DEFAULT_FAILOVER_MS}, KCL's failoverTimeMillis);
+        --source-timestamp: KCL's configured AT_TIMESTAMP, for leases holding that sentinel.
+export  writes a KCL 2.x/3.x lease table from this application's checkpoints (--create-table: create it if
+        absent); prints the plan; --dry-run stops there; refuses while a lease is held; --overwrite replaces
+        leases whose checkpoint differs.
 deregister-consumer  deregisters the fan-out stream consumer (consumerArn, consumerName or applicationName),
         which the spout never does; asks for "yes" (--yes: do not ask). Stop the topology first.
 
@@ -86,6 +100,23 @@ const FLAGS = {
     '--source-root',
     '--source-topology',
     '--source-stream',
+    '--source-table',
+    '--source-endpoint',
+    '--source-failover-ms',
+    '--source-timestamp',
+    '--dry-run',
+    '--overwrite',
+    '--yes',
+  ],
+  export: [
+    '--config',
+    '--stream',
+    '--to',
+    '--table',
+    '--endpoint',
+    '--create-table',
+    '--multi-stream-account',
+    '--failover-ms',
     '--dry-run',
     '--overwrite',
     '--yes',
@@ -102,6 +133,14 @@ const VALUE_FLAGS = new Set([
   '--source-root',
   '--source-topology',
   '--source-stream',
+  '--source-table',
+  '--source-endpoint',
+  '--source-failover-ms',
+  '--source-timestamp',
+  '--table',
+  '--endpoint',
+  '--multi-stream-account',
+  '--failover-ms',
 ]);
 
 function importCommand(
@@ -117,8 +156,13 @@ function importCommand(
     return typeof value === 'string' ? value : undefined;
   };
   const from = text('--from');
+  if (from === 'kcl') return kclImportCommand(config, stream, values, text);
+  for (const flag of ['--source-table', '--source-endpoint', '--source-failover-ms', '--source-timestamp'])
+    if (values.has(flag)) throw usageError(`import: ${flag} is for --from kcl`);
   if (!(SOURCES as readonly string[]).includes(from ?? ''))
-    throw usageError(`import: --from ${SOURCES.join('|')} is required${from ? ` (not ${JSON.stringify(from)})` : ''}`);
+    throw usageError(
+      `import: --from ${SOURCES.join('|')}|kcl is required${from ? ` (not ${JSON.stringify(from)})` : ''}`,
+    );
   const kind = from as SourceKind;
   const zookeeper = text('--source-zookeeper');
   if (!zookeeper)
@@ -150,6 +194,89 @@ function importCommand(
       ...(topology !== undefined && { topology }),
       ...(sourceStream !== undefined && { stream: sourceStream }),
     },
+    dryRun: values.has('--dry-run'),
+    overwrite: values.has('--overwrite'),
+    yes: values.has('--yes'),
+  };
+}
+
+function milliseconds(tool: string, flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Number(value);
+  if (!/^\d+$/.test(value) || ms > 600_000)
+    throw usageError(`${tool}: ${flag} ${JSON.stringify(value)}: milliseconds, a whole number from 0 to 600000`);
+  return ms;
+}
+
+function kclImportCommand(
+  config: string,
+  stream: { stream?: string },
+  values: ReadonlyMap<string, string | true>,
+  text: (flag: string) => string | undefined,
+): ToolCommand {
+  for (const flag of ['--source-zookeeper', '--source-root', '--source-topology'])
+    if (values.has(flag)) throw usageError(`import: ${flag} is for the ZooKeeper sources, not --from kcl`);
+  const table = text('--source-table');
+  if (!table)
+    throw usageError("import: --source-table <name> (KCL's lease table; by default its applicationName) is required");
+  const stamp = text('--source-timestamp');
+  const timestampMs = stamp === undefined ? undefined : parseTarget(stamp);
+  if (timestampMs !== undefined && timestampMs.kind !== 'AT_TIMESTAMP')
+    throw usageError(
+      `import: --source-timestamp ${JSON.stringify(stamp)}: an ISO-8601 timestamp, e.g. 2026-12-01T04:00:00Z`,
+    );
+  const endpoint = text('--source-endpoint');
+  const sourceStream = text('--source-stream');
+  return {
+    tool: 'import',
+    config,
+    ...stream,
+    source: {
+      from: 'kcl',
+      table,
+      failoverMs:
+        milliseconds('import', '--source-failover-ms', text('--source-failover-ms')) ?? KCL_DEFAULT_FAILOVER_MS,
+      ...(endpoint !== undefined && { endpoint }),
+      ...(timestampMs?.kind === 'AT_TIMESTAMP' && { timestampMs: timestampMs.timestampMs }),
+      ...(sourceStream !== undefined && { stream: sourceStream }),
+    },
+    dryRun: values.has('--dry-run'),
+    overwrite: values.has('--overwrite'),
+    yes: values.has('--yes'),
+  };
+}
+
+function exportCommand(
+  config: string,
+  stream: { stream?: string },
+  values: ReadonlyMap<string, string | true>,
+): ToolCommand {
+  for (const flag of ['--dry-run', '--overwrite', '--yes', '--create-table'] as const)
+    if (values.has(flag) && values.get(flag) !== true) throw usageError(`export: ${flag} takes no value`);
+  const text = (flag: string): string | undefined => {
+    const value = values.get(flag);
+    if (value === '') throw usageError(`export: ${flag} needs a value`);
+    return typeof value === 'string' ? value : undefined;
+  };
+  const to = text('--to');
+  if (to !== 'kcl') throw usageError(`export: --to kcl is required${to ? ` (not ${JSON.stringify(to)})` : ''}`);
+  const table = text('--table');
+  if (!table)
+    throw usageError("export: --table <name> (KCL's lease table; by default its applicationName) is required");
+  const account = text('--multi-stream-account');
+  if (account !== undefined && !/^\d{12}$/.test(account))
+    throw usageError(`export: --multi-stream-account ${JSON.stringify(account)}: a 12-digit AWS account id`);
+  const endpoint = text('--endpoint');
+  const failoverMs = milliseconds('export', '--failover-ms', text('--failover-ms'));
+  return {
+    tool: 'export',
+    config,
+    ...stream,
+    table,
+    ...(endpoint !== undefined && { endpoint }),
+    ...(account !== undefined && { multiStreamAccount: account }),
+    ...(failoverMs !== undefined && { failoverMs }),
+    createTable: values.has('--create-table'),
     dryRun: values.has('--dry-run'),
     overwrite: values.has('--overwrite'),
     yes: values.has('--yes'),
@@ -205,6 +332,7 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
     return { tool, config, ...stream, yes: values.has('--yes') };
   }
   if (tool === 'import') return importCommand(config, stream, values);
+  if (tool === 'export') return exportCommand(config, stream, values);
   const to = values.get('--to');
   if (typeof to !== 'string')
     throw usageError('reset: --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number> is required');

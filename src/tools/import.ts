@@ -14,6 +14,7 @@ import { describeStream, listShards } from '../kinesis/shards';
 import { type Application, connectApplication, readToolConfig, selectStreams } from './application';
 import { ExitCode, ToolError } from './exitCodes';
 import { type ImportFacts, type ImportLine, planImport, writes } from './importPlan';
+import { type KclLocation, readKclSource } from './importKcl';
 import { readSourceState, sourcePath, type SourceLocation } from './importSource';
 import { renderImportPlan } from './importView';
 import type { ToolIo } from './io';
@@ -21,7 +22,7 @@ import type { ToolIo } from './io';
 export interface ImportOptions {
   config: string;
   stream?: string;
-  source: Omit<SourceLocation, 'stream'> & { stream?: string; zookeeper: string };
+  source: (Omit<SourceLocation, 'stream'> & { stream?: string; zookeeper: string }) | ({ from: 'kcl' } & KclLocation);
   dryRun: boolean;
   overwrite: boolean;
   yes: boolean;
@@ -87,9 +88,12 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
   const [config] = selectStreams(readToolConfig(options.config), options.stream, 'import', false);
   const app = await connectApplication(config);
   try {
-    const location: SourceLocation = { ...options.source, stream: options.source.stream ?? app.stream.streamName };
-    const source = await readSource(location, options.source.zookeeper);
     const { store } = app;
+    const sourceStream = options.source.stream ?? app.stream.streamName;
+    const zkSource =
+      options.source.from === 'kcl'
+        ? undefined
+        : await readSource({ ...options.source, stream: sourceStream }, options.source.zookeeper);
     const [identity, listing, finished, ended, leases, recorded] = await Promise.all([
       describeStream(app.kinesis, app.stream),
       listShards(app.kinesis, app.stream),
@@ -113,13 +117,26 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
       if (checkpoint) checkpoints.set(shardId, checkpoint);
     }
     const facts: ImportFacts = { listing, checkpoints, finished, ended, leases, bootstrap: app.bootstrap, identity };
+    const source =
+      options.source.from === 'kcl'
+        ? await readKclSource(
+            options.source,
+            config,
+            app.kinesis,
+            app.stream,
+            identity.createdMs,
+            io.now,
+            (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+          )
+        : zkSource!;
+    const from = options.source.from === 'kcl' ? 'kcl' : options.source.from;
     const plan = planImport(facts, source, {
       overwrite: options.overwrite,
       nowMs: io.now(),
       initialPosition: config.initialPosition,
     });
     const where = `application ${config.applicationName}, stream ${app.stream.streamName} (${store.base})`;
-    io.out(renderImportPlan(plan, where, `${location.from} at ${source.path}`, source.notes));
+    io.out(renderImportPlan(plan, where, `${from} at ${source.path}`, source.notes));
     if (plan.leases.length > 0)
       throw new ToolError(
         ExitCode.LeasesHeld,
@@ -131,7 +148,7 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
       io.out('nothing to write');
       return ExitCode.Ok;
     }
-    await checkPositions(app, toWrite, location.stream);
+    await checkPositions(app, toWrite, sourceStream);
     if (options.dryRun) {
       io.out(`dry run: nothing written (${toWrite.length} checkpoint(s) would be)`);
       return ExitCode.Ok;

@@ -34,6 +34,8 @@ export interface ImportFacts {
 export interface ImportSource {
   /** Resume after this sequence number, by shard. */
   positions: ReadonlyMap<string, string>;
+  /** Sources whose positions are more than "after a record" (KCL: sentinels, KPL sub-sequences): the position, and the source's own words for it. */
+  targets?: ReadonlyMap<string, { to: Position; text: string }>;
   withoutPosition: ReadonlySet<string>;
 }
 
@@ -41,7 +43,7 @@ export type ImportAction = 'write' | 'already imported' | 'kept' | 'skipped';
 
 export interface ImportLine {
   shardId: string;
-  /** The source's position: resume after this sequence number. */
+  /** The source's position: resume after this sequence number (digits), or the source's own words for it. */
   sourceAfter: string | undefined;
   action: ImportAction;
   /** What is written (action `write`), or what the import would write (`kept`). */
@@ -95,15 +97,20 @@ export function planImport(
   options: { overwrite: boolean; nowMs: number; initialPosition: InitialPosition },
 ): ImportPlan {
   const listed = new Set(facts.listing.map((s) => s.shardId));
-  const imported = new Set([...source.positions.keys()].filter((id) => listed.has(id)));
+  const targets = source.targets ?? new Map<string, { to: Position; text: string }>();
+  const imported = new Set([...source.positions.keys(), ...targets.keys()].filter((id) => listed.has(id)));
   const descendants = descendantsOfImported(facts.listing, imported);
   const lines: ImportLine[] = [];
   for (const shardId of parentsFirst(facts.listing)) {
-    const seq = source.positions.get(shardId);
+    const target = targets.get(shardId);
+    const seq = target ? target.text : source.positions.get(shardId);
     const ancestor = descendants.get(shardId);
     let to: Position;
     let reason: string;
-    if (seq !== undefined) {
+    if (target) {
+      to = target.to;
+      reason = `the source's checkpoint ${target.text}`;
+    } else if (seq !== undefined) {
       to = { kind: 'AFTER', sequenceNumber: seq };
       reason = 'the source resumes after this record';
     } else if (ancestor !== undefined) {
@@ -163,10 +170,10 @@ export function planImport(
       why: existing ? `replaces ${describePosition(existing.position)} (--overwrite); ${reason}` : reason,
     });
   }
-  for (const shardId of [...source.positions.keys()].filter((id) => !listed.has(id)).sort())
+  for (const shardId of [...source.positions.keys(), ...targets.keys()].filter((id) => !listed.has(id)).sort())
     lines.push({
       shardId,
-      sourceAfter: source.positions.get(shardId),
+      sourceAfter: targets.get(shardId)?.text ?? source.positions.get(shardId),
       action: 'skipped',
       why: 'not listed by the stream: expired (past retention), nothing of it is left to read',
     });

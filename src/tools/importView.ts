@@ -3,7 +3,10 @@ import { describePosition } from '../core/position';
 import type { ImportLine, ImportPlan } from './importPlan';
 
 function line(l: ImportLine): string {
-  const source = l.sourceAfter === undefined ? 'no source position' : `source: after ${l.sourceAfter}`;
+  const source =
+    l.sourceAfter === undefined
+      ? 'no source position'
+      : `source: ${/^\d+$/.test(l.sourceAfter) ? 'after ' : ''}${l.sourceAfter}`;
   const existing = l.existing ? `; here: ${describePosition(l.existing.position)}` : '';
   switch (l.action) {
     case 'write':

@@ -28,7 +28,15 @@ import { AMZ_JSON, KinesisError, parseJson, TARGET_PREFIX, upstream } from './fa
 export type { FanOutFault, FanOutFaultRule } from './fanOut/faults';
 export type { SubscriptionStats } from './fanOut/subscription';
 
-export interface FanOutSettings extends SubscriptionSettings, SubscribeLimits, ConsumerTimings {}
+export interface FanOutSettings extends SubscriptionSettings, SubscribeLimits, ConsumerTimings {
+  /**
+   * SETTINGS_MAX_CONCURRENT_STREAMS every HTTP/2 connection advertises (read when the server starts): a
+   * client's stream past it waits for another to end. 100, the fewest RFC 9113 recommends: AWS does not
+   * document the figure its Kinesis endpoints advertise, and a client that follows the advertised one works
+   * with any.
+   */
+  maxConcurrentStreams: number;
+}
 
 export const DEFAULT_FAN_OUT_SETTINGS: FanOutSettings = {
   lifetimeMs: 5 * 60_000,
@@ -43,6 +51,7 @@ export const DEFAULT_FAN_OUT_SETTINGS: FanOutSettings = {
   activationMs: 500,
   deletionMs: 500,
   maxConsumersPerStream: 20,
+  maxConcurrentStreams: 100,
 };
 
 export interface FanOutServer {
@@ -160,7 +169,7 @@ export async function startFanOutServer(
       );
   });
 
-  const h2 = createHttp2Server({ settings: { maxConcurrentStreams: 1000 } });
+  const h2 = createHttp2Server({ settings: { maxConcurrentStreams: settings.maxConcurrentStreams } });
   h2.on('session', (session) => {
     sessions.add(session);
     session.on('close', () => sessions.delete(session));

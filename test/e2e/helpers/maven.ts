@@ -15,6 +15,8 @@ export const REPO = resolve(__dirname, '../../..');
 export const SPOUT_SCRIPT = join(REPO, 'multilang/resources/kinesis-spout.cjs');
 const SPOUT_LICENSES = join(REPO, 'multilang/resources/kinesis-spout.THIRD-PARTY-LICENSES.txt');
 const SPOUT_SCHEMA = join(REPO, 'multilang/resources/kinesis-spout.schema.json');
+/** The KCL tools' DynamoDB client, packed beside the bundle. */
+export const SPOUT_DYNAMODB = join(REPO, 'multilang/resources/kinesis-spout-dynamodb.cjs');
 export const MODULE_DIR = join(REPO, 'storm');
 const MODULE_JAR = 'kinesis-shell-spout-0.1.0.jar';
 /** Where `mvn install` puts the module, and where the examples' builds take it from. */
@@ -105,7 +107,7 @@ export async function mavenPackage(projectDir: string): Promise<void> {
 function installModule(): void {
   const built = join(MODULE_DIR, 'target', MODULE_JAR);
   const stamp = join(MODULE_DIR, 'target', 'e2e-inputs.sha256');
-  const hash = inputsHash(MODULE_DIR, [SPOUT_SCRIPT, SPOUT_LICENSES, SPOUT_SCHEMA]);
+  const hash = inputsHash(MODULE_DIR, [SPOUT_SCRIPT, SPOUT_DYNAMODB, SPOUT_LICENSES, SPOUT_SCHEMA]);
   const upToDate =
     existsSync(stamp) &&
     readFileSync(stamp, 'utf8') === hash &&

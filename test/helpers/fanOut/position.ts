@@ -49,7 +49,44 @@ export interface Start {
 const TYPES = ['AT_SEQUENCE_NUMBER', 'AFTER_SEQUENCE_NUMBER', 'TRIM_HORIZON', 'LATEST', 'AT_TIMESTAMP'];
 const invalid = (message: string) => new KinesisError(400, 'InvalidArgumentException', message);
 
-export async function listShards(kinesis: Upstream, streamName: string): Promise<ShardInfo[]> {
+/** Per upstream and stream: callers waiting for a listing, and whether one is being made. */
+interface Listings {
+  running: boolean;
+  waiting: { resolve: (shards: ShardInfo[]) => void; reject: (err: unknown) => void }[];
+}
+const listings = new WeakMap<Upstream, Map<string, Listings>>();
+
+/**
+ * The stream's shards, as a listing made after the call: concurrent callers share one (a thousand
+ * subscriptions opened at once would otherwise list a thousand shards a thousand times). A listing serves
+ * only the callers that were waiting when it started; those that come meanwhile get the next one.
+ */
+export function listShards(kinesis: Upstream, streamName: string): Promise<ShardInfo[]> {
+  const byStream = listings.get(kinesis) ?? new Map<string, Listings>();
+  listings.set(kinesis, byStream);
+  const state = byStream.get(streamName) ?? { running: false, waiting: [] };
+  byStream.set(streamName, state);
+  return new Promise((resolve, reject) => {
+    state.waiting.push({ resolve, reject });
+    if (!state.running) void drain(kinesis, streamName, state);
+  });
+}
+
+async function drain(kinesis: Upstream, streamName: string, state: Listings): Promise<void> {
+  state.running = true;
+  while (state.waiting.length > 0) {
+    const batch = state.waiting.splice(0);
+    try {
+      const shards = await listOnce(kinesis, streamName);
+      for (const waiter of batch) waiter.resolve(shards);
+    } catch (err) {
+      for (const waiter of batch) waiter.reject(err);
+    }
+  }
+  state.running = false;
+}
+
+async function listOnce(kinesis: Upstream, streamName: string): Promise<ShardInfo[]> {
   const shards: ShardInfo[] = [];
   let input: Record<string, unknown> = { StreamName: streamName };
   for (;;) {

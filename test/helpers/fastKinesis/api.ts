@@ -10,7 +10,7 @@ import { FastStream, KinesisFault, StreamStatus, hashKeyOf, invalid } from './st
 export interface FastKinesisOptions {
   /** How long CREATING, UPDATING (a reshard) and DELETING last, ms. */
   transitionMs: number;
-  /** Kinesis's call quotas (GetRecords and GetShardIterator 5/s a shard, ListShards 100/s a stream, ...). */
+  /** Kinesis's call quotas (GetRecords and GetShardIterator 5/s a shard, ListShards 1,000/s a stream, ...). */
   limits: boolean;
   /** Open shards the account may have (CreateStream and resharding refused with LimitExceeded past it). */
   shardLimit: number;

@@ -1,6 +1,6 @@
 /** The assignment round through injected collaborators: shares, start grace, hand-over, reconcile, loops, listings. */
 import { testConfig } from '../fakes/testConfig';
-import { AssignmentRound, type RoundSession, TAKES_AT_ONCE } from '../../../src/assignment/round';
+import { AssignmentRound, type RoundSession, TAKES_AT_ONCE, WATCH_COALESCE_MS } from '../../../src/assignment/round';
 import { planLeases } from '../../../src/assignment/byCount';
 import { Reporter } from '../../../src/core/log';
 import { ShardListing } from '../../../src/assignment/listing';
@@ -145,16 +145,21 @@ describe('AssignmentRound', () => {
   });
 
   it('runs one round at a time, and one more for the asks made during it', async () => {
-    const { state, round } = setup();
+    const { clock, state, round } = setup();
     round.schedule();
     round.schedule();
     round.schedule();
     await round.idle();
     expect(state.rounds).toBe(2);
-    // A watch firing asks for a round.
+    // A watch firing asks for a round, once what else the watches bring within WATCH_COALESCE_MS has come.
     state.fireWatches();
+    state.fireWatches();
+    await clock.advance(WATCH_COALESCE_MS - 1);
     await round.idle();
-    expect(state.rounds).toBeGreaterThan(2);
+    expect(state.rounds).toBe(2);
+    await clock.advance(1);
+    await round.idle();
+    expect(state.rounds).toBe(3);
   });
 
   it('takes every shard it is owed in one round, several at a time', async () => {
@@ -177,7 +182,7 @@ describe('AssignmentRound', () => {
   });
 
   it('ends a round whose creates keep being refused (a stale view) and takes its share in the next one', async () => {
-    const { state, held, runRound } = setup({ shards: 40 });
+    const { clock, round, state, held, runRound } = setup({ shards: 40 });
     state.setOtherMembers(OTHER);
     // Another task takes, as this round starts, the 20 shards this one would try first (its creates fire the
     // leases watch, as ZooKeeper's do).
@@ -199,6 +204,8 @@ describe('AssignmentRound', () => {
       return taken;
     };
     await runRound();
+    await clock.advance(WATCH_COALESCE_MS);
+    await round.idle();
     expect(held.started).toHaveLength(20);
     expect(state.rounds).toBe(2);
     // Walking the stale list to its end: 20 refused creates. With it cut short: TAKES_AT_ONCE, plus at most

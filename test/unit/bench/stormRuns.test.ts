@@ -4,7 +4,13 @@
  */
 import { GetRecordsCommand } from '@aws-sdk/client-kinesis';
 import { syntheticKinesis } from '../../../bench/syntheticKinesis';
-import { COMPACT_SERIALIZER, completeLatencyMs, type Counts, spoutRunSpec } from '../../../bench/storm/runs';
+import {
+  COMPACT_SERIALIZER,
+  completeLatencyMs,
+  type Counts,
+  spoutRunSpec,
+  syntheticCeiling,
+} from '../../../bench/storm/runs';
 import type { ZooKeeperServer } from '../../helpers/zookeeperServer';
 import { shellSpoutEnv } from '../../helpers/spoutNode';
 
@@ -100,4 +106,28 @@ test('a paced synthetic shard returns what arrived at its rate, never more, and 
     new GetRecordsCommand({ ShardIterator: 'shardId-000000000000|0', Limit: 500 }),
   )) as unknown as { Records: unknown[] };
   expect(all.Records).toHaveLength(500);
+});
+
+test('the synthetic source is never the limit: 16 shards read as Kinesis allows (800,000 records/s), the wide run 64', async () => {
+  const zk = { connectString: '127.0.0.1:1', port: 1 } as unknown as ZooKeeperServer;
+  const context = { name: 'r', dir: '/tmp', pending: 1000, payloadBytes: 100, synthetic: 's.js', zk };
+  const env = (spout: 'spout' | 'spoutCompact' | 'spoutCompactWide') =>
+    (spoutRunSpec(spout, context).json as unknown as { env: Record<string, string> }).env;
+  expect(env('spout').SYNTHETIC_SHARDS).toBe('16');
+  expect(env('spoutCompact').SYNTHETIC_SHARDS).toBe('16');
+  expect(env('spoutCompactWide').SYNTHETIC_SHARDS).toBe('64');
+  // No answer larger than the call asked for: a reader's room is what it reserved (maxRecordsPerRequest at most).
+  for (const spout of ['spout', 'spoutCompact', 'spoutCompactWide'] as const)
+    expect(env(spout).SYNTHETIC_RECORDS_PER_CALL).toBeUndefined();
+  expect(spoutRunSpec('spoutCompactWide', context).json.storm).toEqual({
+    'topology.max.spout.pending': 1000,
+    'topology.multilang.serializer': COMPACT_SERIALIZER,
+  });
+  expect(syntheticCeiling(16)).toBe(800_000);
+  // What a shard hands a reader: the call's Limit, so 5 calls a second give 50,000 records.
+  const source = syntheticKinesis({ shards: 16, payloadBytes: 10 });
+  const answer = (await source.send(
+    new GetRecordsCommand({ ShardIterator: 'shardId-000000000015|0', Limit: 10_000 }),
+  )) as unknown as { Records: unknown[] };
+  expect(answer.Records).toHaveLength(10_000);
 });

@@ -19,6 +19,7 @@ const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 const RUN_AS_PRINTED: Readonly<Record<string, string>> = {
   'docs/try-it.md': 'test/e2e/tryIt.test.ts',
   'docs/migration.md': 'test/integration/import.test.ts',
+  'docs/migration-kcl.md': 'test/integration/kcl.test.ts',
   'docs/operations.md': 'test/e2e/operationsTools.test.ts',
 };
 

@@ -55,6 +55,10 @@ export class TestCoordinationState {
     if (watch) this.watches.push(watch);
     return new Map(this.leases);
   }
+  async members_(watch?: () => void) {
+    if (watch) this.watches.push(watch);
+    return [...this.members];
+  }
   async memberStates(watch: () => void) {
     this.watches.push(watch);
     return new Map(this.members.map((id) => [id, { ...this.presence.get(id) }]));
@@ -89,6 +93,7 @@ export function testSession(state: TestCoordinationState, joinedAt = 0, sessionT
       memberId: state.memberId,
       finishedShards: (watch) => state.finishedShards(watch),
       leases: (watch) => state.leases_(watch),
+      members: (watch) => state.members_(watch),
       memberStates: (watch) => state.memberStates(watch),
       updateMember: (presence) => state.updateMember(presence),
       endedShards: () => state.endedShards(),
@@ -96,6 +101,9 @@ export function testSession(state: TestCoordinationState, joinedAt = 0, sessionT
       leaseNodes: async () => new Map(),
       acquireLease: (shardId) => state.acquireLease(shardId),
       releaseLease: (shardId) => state.releaseLease(shardId),
+      // No published counts: every member plans from every lease's holder (the first member's way).
+      holderCounts: async () => undefined,
+      writeHolderCounts: async () => undefined,
     },
     zk,
     joinedAt,

@@ -94,6 +94,8 @@ function pollingReader(
   budget: number,
   seed: number,
   idle?: IdleReaders,
+  tricklePollIntervalMs = 200,
+  trickleHoldMs = 0,
 ) {
   const scheduler = new VirtualScheduler(loop, new Owner(`app-${seed}`), new Random(seed), 0);
   return new PollingReader(
@@ -103,6 +105,8 @@ function pollingReader(
       stream: { streamName: 's', streamArn: 'arn:aws:kinesis:us-east-1:000000000000:stream/s' },
       maxRecordsPerRequest: 10,
       idlePollIntervalMs: 1_000,
+      tricklePollIntervalMs,
+      trickleHoldMs,
       maxGetRecordsPerSecond: budget,
     },
     SHARD,
@@ -240,29 +244,79 @@ describe('PollingReader: a shard read at its tip', () => {
     return { kinesis, calls };
   }
 
-  it('calls once per idle interval while each answer brings fewer records than asked for, not at the call budget', async () => {
+  /** A trickle of one record every `everyMs` read for `ms`: the calls made and each record's delay (read − arrived). */
+  async function readTrickle(everyMs: number, ms: number, tricklePollIntervalMs: number, trickleHoldMs = 0) {
     const loop = new SimLoop();
-    // 5 records a second: each call at 5/s would bring one record; the limit is 10.
-    const shard = tricklingShard(loop, 200);
+    const shard = tricklingShard(loop, everyMs);
     const readAt = new Map<number, number>();
     const events = ownerEvents({
       records: (records) => {
         for (const r of records) readAt.set(Number(r.sequenceNumber), loop.now);
       },
     });
-    const reader = pollingReader(loop, shard.kinesis, events, 5, 3);
+    const reader = pollingReader(loop, shard.kinesis, events, 5, 3, undefined, tricklePollIntervalMs, trickleHoldMs);
     reader.start({ kind: 'TRIM_HORIZON' });
     await settle();
-    await loop.run(60_000, () => undefined);
+    await loop.run(ms, () => undefined);
     await reader.stop();
-    // About one call a second (the interval is jittered ±20 %), where the budget would allow 300.
-    expect(shard.calls.length).toBeGreaterThanOrEqual(45);
-    expect(shard.calls.length).toBeLessThanOrEqual(65);
-    // Every record that arrived is read, in order, none later than one jittered interval after it arrived.
+    // Every record that arrived is read, once, in order.
     const read = [...readAt.keys()];
     expect(read).toEqual(read.map((_, i) => i));
-    expect(read.length).toBeGreaterThan(60_000 / 200 - 10);
-    for (const [n, at] of readAt) expect(at - n * 200).toBeLessThanOrEqual(1_200 + 200);
+    if (everyMs < ms) expect(read.length).toBeGreaterThan((ms - 1_500) / everyMs - 1);
+    // Past the first 2 s: the first call, at 0, comes empty and waits the idle interval.
+    const delays = [...readAt].filter(([n]) => (n + 1) * everyMs > 2_000).map(([n, at]) => at - (n + 1) * everyMs);
+    return { calls: shard.calls.length, delays };
+  }
+
+  it('calls once per idle interval while answers come empty, not at the call budget', async () => {
+    const { calls } = await readTrickle(1e9, 60_000, 200);
+    // About one call a second (the interval is jittered ±20 %), where the budget would allow 300.
+    expect(calls).toBeGreaterThanOrEqual(45);
+    expect(calls).toBeLessThanOrEqual(65);
+  });
+
+  it('calls again soon after an answer at the tip that brought records: a trickle is read within the trickle interval', async () => {
+    // 5 records a second: each call brings one or two records, fewer than the limit of 10.
+    const { calls, delays } = await readTrickle(200, 60_000, 200);
+    // Every call brings records, so the next comes after the trickle interval (±20 %, within the budget of 5/s).
+    expect(calls).toBeGreaterThanOrEqual(230);
+    expect(calls).toBeLessThanOrEqual(300);
+    // None later than one jittered trickle interval after it arrived (read once a second, up to 1.2 s).
+    expect(Math.max(...delays)).toBeLessThanOrEqual(240);
+  });
+
+  it('goes back to the idle interval at the first empty answer: a slow trickle costs one call a record more than an idle shard', async () => {
+    // One record every 2 s: a call that brings it, one 200 ms later that comes empty, then the idle interval:
+    // about 60 calls a minute at the idle pace and 30 more, not the 300 of polling at the trickle interval.
+    const { calls, delays } = await readTrickle(2_000, 60_000, 200);
+    expect(calls).toBeGreaterThanOrEqual(70);
+    expect(calls).toBeLessThanOrEqual(100);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(1_200);
+  });
+
+  it('with a hold, keeps the trickle interval that long after the last records, empty answers or not', async () => {
+    // One record every 800 ms: with a hold of 1 s the reader never falls back to the idle interval.
+    const held = await readTrickle(800, 60_000, 200, 1_000);
+    expect(held.calls).toBeGreaterThanOrEqual(230);
+    expect(Math.max(...held.delays)).toBeLessThanOrEqual(240);
+    // Without one, the empty answer after each record sends it back to the idle interval.
+    const unheld = await readTrickle(800, 60_000, 200, 0);
+    expect(unheld.calls).toBeLessThan(130);
+    expect(Math.max(...unheld.delays)).toBeGreaterThan(500);
+  });
+
+  it('with a hold, an idle shard still costs one call per idle interval once the hold has passed', async () => {
+    const { calls } = await readTrickle(1e9, 60_000, 200, 1_000);
+    expect(calls).toBeGreaterThanOrEqual(45);
+    expect(calls).toBeLessThanOrEqual(65);
+  });
+
+  it('with the trickle interval set to the idle one, a trickle waits the idle interval too', async () => {
+    const { calls, delays } = await readTrickle(200, 60_000, 1_000);
+    expect(calls).toBeGreaterThanOrEqual(45);
+    expect(calls).toBeLessThanOrEqual(65);
+    expect(Math.max(...delays)).toBeGreaterThan(900);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(1_200);
   });
 
   it('reserves room only for the call it is about to make, none through its idle interval', async () => {

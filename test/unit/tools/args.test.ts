@@ -146,8 +146,9 @@ describe('parseToolArgs import', () => {
   });
 
   it.each([
-    [[...base], '--from awslabs-storm-spout|storm-kinesis is required'],
-    [[...base, '--from', 'kcl'], 'is required (not "kcl")'],
+    [[...base], '--from awslabs-storm-spout|storm-kinesis|kcl is required'],
+    [[...base, '--from', 'kinesalite'], 'is required (not "kinesalite")'],
+    [[...base, '--from', 'kcl'], 'import: --source-zookeeper is for the ZooKeeper sources, not --from kcl'],
     [['--config', 'c.json', '--from', 'storm-kinesis', '--source-root', 'x'], '--source-zookeeper'],
     [[...base, '--from', 'awslabs-storm-spout'], '--source-topology <name> is required'],
     [[...base, '--from', 'storm-kinesis'], '--source-root <zkNode> is required'],
@@ -158,5 +159,71 @@ describe('parseToolArgs import', () => {
     [[...base, '--from', 'storm-kinesis', '--source-root', 'x', '--to', 'LATEST'], 'unknown argument "--to"'],
   ])('refuses %j', (args, message) => {
     expect(() => parseToolArgs('import', args)).toThrow(message);
+  });
+});
+
+describe('parseToolArgs import --from kcl and export --to kcl', () => {
+  it('reads the lease table, its endpoint, the failover time and the AT_TIMESTAMP time', () => {
+    expect(
+      parseToolArgs('import', [
+        '--from',
+        'kcl',
+        '--source-table',
+        'orders-app',
+        '--source-endpoint',
+        'http://127.0.0.1:4567',
+        '--source-timestamp',
+        '2026-12-01T04:00:00Z',
+        '--config',
+        'c.json',
+        '--dry-run',
+      ]),
+    ).toEqual({
+      tool: 'import',
+      config: 'c.json',
+      source: {
+        from: 'kcl',
+        table: 'orders-app',
+        endpoint: 'http://127.0.0.1:4567',
+        failoverMs: 10_000,
+        timestampMs: Date.parse('2026-12-01T04:00:00Z'),
+      },
+      dryRun: true,
+      overwrite: false,
+      yes: false,
+    });
+    expect(
+      parseToolArgs('export', ['--to', 'kcl', '--table', 't', '--config', 'c', '--create-table', '--yes']),
+    ).toEqual({
+      tool: 'export',
+      config: 'c',
+      table: 't',
+      createTable: true,
+      dryRun: false,
+      overwrite: false,
+      yes: true,
+    });
+  });
+
+  it.each([
+    [['import', '--from', 'kcl', '--config', 'c'], "--source-table <name> (KCL's lease table"],
+    [
+      ['import', '--from', 'kcl', '--source-table', 't', '--source-timestamp', 'LATEST', '--config', 'c'],
+      'an ISO-8601 timestamp',
+    ],
+    [
+      ['import', '--from', 'kcl', '--source-table', 't', '--source-failover-ms', '10s', '--config', 'c'],
+      'milliseconds',
+    ],
+    [['import', '--from', 'storm-kinesis', '--source-table', 't', '--config', 'c'], '--source-table is for --from kcl'],
+    [['export', '--table', 't', '--config', 'c'], 'export: --to kcl is required'],
+    [['export', '--to', 'flink', '--table', 't', '--config', 'c'], '(not "flink")'],
+    [['export', '--to', 'kcl', '--config', 'c'], '--table <name>'],
+    [
+      ['export', '--to', 'kcl', '--table', 't', '--multi-stream-account', 'acct', '--config', 'c'],
+      'a 12-digit AWS account id',
+    ],
+  ])('refuses %j', ([tool, ...args], message) => {
+    expect(() => parseToolArgs(tool as 'import', args)).toThrow(message);
   });
 });

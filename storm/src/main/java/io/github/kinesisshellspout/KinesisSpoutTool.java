@@ -22,8 +22,10 @@ import java.util.Set;
  */
 public final class KinesisSpoutTool {
     static final String RESOURCE = "/resources/" + KinesisShellSpout.SCRIPT;
+    /** The DynamoDB client of {@code import --from kcl} and {@code export --to kcl}, which the script requires from beside itself. */
+    static final String DYNAMODB = "kinesis-spout-dynamodb.cjs";
     /** What the script runs as a tool; anything else it runs as the spout, waiting for Storm on stdin. */
-    static final Set<String> COMMANDS = Set.of("status", "reset", "deregister-consumer", "import", "help");
+    static final Set<String> COMMANDS = Set.of("status", "reset", "deregister-consumer", "import", "export", "help");
 
     private KinesisSpoutTool() {
     }
@@ -38,7 +40,7 @@ public final class KinesisSpoutTool {
                 code = run(node, script, args);
             } else {
                 // Without a command the script would be the spout, waiting for Storm's handshake on this terminal.
-                System.err.println("kinesis-spout: expected a command, status, reset, deregister-consumer or import (the spout itself is run by Storm)");
+                System.err.println("kinesis-spout: expected a command, status, reset, deregister-consumer, import or export (the spout itself is run by Storm)");
                 run(node, script, new String[] {"--help"});
                 code = 2;
             }
@@ -51,7 +53,7 @@ public final class KinesisSpoutTool {
         System.exit(code);
     }
 
-    /** A tool's command line: {@code status}, {@code reset}, {@code deregister-consumer}, {@code import}, {@code help} or a flag such as {@code --help}. */
+    /** A tool's command line: {@code status}, {@code reset}, {@code deregister-consumer}, {@code import}, {@code export}, {@code help} or a flag such as {@code --help}. */
     static boolean isToolCommand(String[] args) {
         return args.length > 0 && (COMMANDS.contains(args[0]) || args[0].startsWith("-"));
     }
@@ -64,6 +66,12 @@ public final class KinesisSpoutTool {
                 throw new IOException(RESOURCE + " is not on the classpath: run this from the kinesis-shell-spout jar (or a jar that contains it)");
             }
             Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
+        }
+        try (InputStream in = KinesisSpoutTool.class.getResourceAsStream("/resources/" + DYNAMODB)) {
+            // A jar built before the KCL tools has none: every other tool runs without it.
+            if (in != null) {
+                Files.copy(in, dir.resolve(DYNAMODB), StandardCopyOption.REPLACE_EXISTING);
+            }
         }
         return script;
     }

@@ -25,6 +25,16 @@ class KinesisSpoutToolTest {
     }
 
     @Test
+    void extractsTheKclToolsDynamoDbClientBesideTheScript(@TempDir Path dir) throws IOException {
+        Path script = KinesisSpoutTool.extract(dir);
+        // The script requires it from its own folder when import --from kcl or export --to kcl runs.
+        Path dynamo = script.resolveSibling(KinesisSpoutTool.DYNAMODB);
+        try (InputStream in = KinesisSpoutTool.class.getResourceAsStream("/resources/" + KinesisSpoutTool.DYNAMODB)) {
+            assertArrayEquals(in.readAllBytes(), Files.readAllBytes(dynamo));
+        }
+    }
+
+    @Test
     void runsNodeWithTheArgumentsAndReturnsItsExitCode(@TempDir Path dir) throws Exception {
         Path script = dir.resolve("exit.cjs");
         Files.writeString(script, "process.exit(Number(process.argv[2]) + Number(process.argv[3]));");
