@@ -8,7 +8,7 @@ import { createKinesisClient } from '../kinesis/client';
 import { consumerRefOf, deregisterConsumer, streamArnOf } from '../kinesis/consumer';
 import { readToolConfig, selectStreams } from './application';
 import { ExitCode } from './exitCodes';
-import type { ToolIo } from './io';
+import { confirm, type ToolIo } from './io';
 
 export interface DeregisterOptions {
   config: string;
@@ -27,15 +27,12 @@ export async function runDeregisterConsumer(options: DeregisterOptions, io: Tool
     io.out(
       `Deregistering ${what}: its subscriptions end, and AWS stops charging for it. Stop the topology first: spouts still reading with readMode "fanOut" register it again.`,
     );
-    if (!options.yes) {
-      io.out('Deregister it? Type yes to go on: ');
-      const answer = (await io.readLine())?.trim();
-      if (!io.interactive) io.out('\n');
-      if (answer !== 'yes') {
-        io.out('not confirmed: nothing deregistered');
-        return ExitCode.NotConfirmed;
-      }
-    }
+    const declined = await confirm(io, {
+      yes: options.yes,
+      question: 'Deregister it?',
+      nothing: 'nothing deregistered',
+    });
+    if (declined !== undefined) return declined;
     const existed = await deregisterConsumer(kinesis, streamArn, ref);
     io.out(existed ? `deregistered ${what}` : `${what} was not registered: nothing to do`);
     return ExitCode.Ok;

@@ -11,7 +11,7 @@ import { listShards, describeStream } from '../kinesis/shards';
 import { connectApplication, readToolConfig, selectStreams } from './application';
 import { ExitCode, ToolError } from './exitCodes';
 import { KCL_DEFAULT_FAILOVER_MS, recordShape } from './importKcl';
-import type { ToolIo } from './io';
+import { confirm, type ToolIo } from './io';
 import { describeKcl, type Item, kclCheckpoint, leaseItem, liveLeases, parseLease, sameCheckpoint } from './kclLeases';
 import { parentsFirst } from './resetPlan';
 
@@ -160,18 +160,13 @@ export async function runExport(
       io.out(`dry run: nothing written (${toWrite.length} lease(s) would be)`);
       return ExitCode.Ok;
     }
-    if (!options.yes) {
-      if (!io.interactive)
-        throw new ToolError(
-          ExitCode.NotConfirmed,
-          'not a terminal, so nobody to ask: pass --yes to write; nothing written',
-        );
-      io.out(`Write ${toWrite.length} lease(s)? Type yes to go on: `);
-      if ((await io.readLine())?.trim() !== 'yes') {
-        io.out('not confirmed: nothing written');
-        return ExitCode.NotConfirmed;
-      }
-    }
+    const declined = await confirm(io, {
+      yes: options.yes,
+      question: `Write ${toWrite.length} lease(s)?`,
+      nothing: 'nothing written',
+      terminalOnly: true,
+    });
+    if (declined !== undefined) return declined;
     if (!items) await table.create();
     const done: ExportLine[] = [];
     for (const line of toWrite) {

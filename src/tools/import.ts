@@ -17,7 +17,7 @@ import { type ImportFacts, type ImportLine, planImport, writes } from './importP
 import { type KclLocation, readKclSource } from './importKcl';
 import { readSourceState, sourcePath, type SourceLocation } from './importSource';
 import { renderImportPlan } from './importView';
-import type { ToolIo } from './io';
+import { confirm, type ToolIo } from './io';
 
 export interface ImportOptions {
   config: string;
@@ -153,18 +153,13 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
       io.out(`dry run: nothing written (${toWrite.length} checkpoint(s) would be)`);
       return ExitCode.Ok;
     }
-    if (!options.yes) {
-      if (!io.interactive)
-        throw new ToolError(
-          ExitCode.NotConfirmed,
-          'not a terminal, so nobody to ask: pass --yes to write; nothing written',
-        );
-      io.out(`Write ${toWrite.length} checkpoint(s)? Type yes to go on: `);
-      if ((await io.readLine())?.trim() !== 'yes') {
-        io.out('not confirmed: nothing written');
-        return ExitCode.NotConfirmed;
-      }
-    }
+    const declined = await confirm(io, {
+      yes: options.yes,
+      question: `Write ${toWrite.length} checkpoint(s)?`,
+      nothing: 'nothing written',
+      terminalOnly: true,
+    });
+    if (declined !== undefined) return declined;
     // The empty folders of the layout, as the spout's first start makes them (with its ACLs); they hold nothing.
     await store.ensureLayout();
     const written = await store.importCheckpoints(

@@ -9,7 +9,7 @@ import { identityMismatch } from '../coordination/streamIdentity';
 import type { ResetTarget } from './args';
 import { openApplication, readToolConfig, selectStreams, type Application } from './application';
 import { ExitCode, ToolError, usageError } from './exitCodes';
-import type { ToolIo } from './io';
+import { confirm, type ToolIo } from './io';
 import { planReset } from './resetPlan';
 import { forceWarning, renderPlan } from './resetView';
 import { readSnapshot } from './snapshot';
@@ -59,16 +59,12 @@ export async function runReset(options: ResetOptions, io: ToolIo): Promise<numbe
     if (warning) io.out(warning);
     // planReset allows a sequence number only with exactly one shard named.
     if (options.to.kind === 'AFTER') await checkSequenceNumber(app, options.shards![0], options.to.sequenceNumber);
-    if (!options.yes) {
-      io.out(`Write ${plan.changes.length} checkpoint(s)? Type yes to go on: `);
-      const answer = (await io.readLine())?.trim();
-      // A terminal echoed the answer and its newline; piped input did not.
-      if (!io.interactive) io.out('\n');
-      if (answer !== 'yes') {
-        io.out('not confirmed: nothing written');
-        return ExitCode.NotConfirmed;
-      }
-    }
+    const declined = await confirm(io, {
+      yes: options.yes,
+      question: `Write ${plan.changes.length} checkpoint(s)?`,
+      nothing: 'nothing written',
+    });
+    if (declined !== undefined) return declined;
     const written = await app.store.resetCheckpoints(
       plan.changes.map((c) => ({
         shardId: c.shardId,
