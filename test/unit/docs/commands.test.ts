@@ -15,12 +15,15 @@ import { join, resolve } from 'node:path';
 const ROOT = resolve(__dirname, '../../..');
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
-/** The pages whose every shell line a test runs as printed, and that test. */
-const RUN_AS_PRINTED: Readonly<Record<string, string>> = {
-  'docs/try-it.md': 'test/e2e/tryIt.test.ts',
-  'docs/migration.md': 'test/integration/import.test.ts',
-  'docs/migration-kcl.md': 'test/integration/kcl.test.ts',
-  'docs/operations.md': 'test/e2e/operationsTools.test.ts',
+/**
+ * The pages whose shell lines a test runs as printed, and that test; with `section`, only that section's
+ * lines (the test extracts that section: the rest of the page is accounted for like any other page).
+ */
+const RUN_AS_PRINTED: Readonly<Record<string, { test: string; section?: string }>> = {
+  'docs/try-it.md': { test: 'test/e2e/tryIt.test.ts' },
+  'docs/migration.md': { test: 'test/integration/import.test.ts' },
+  'docs/migration-kcl.md': { test: 'test/integration/kcl.test.ts' },
+  'docs/operations.md': { test: 'test/e2e/operationsTools.test.ts', section: 'Status and reset' },
 };
 
 /** Lines that cannot run in a test here, and why. */
@@ -33,8 +36,12 @@ const NOT_RUN: Readonly<Record<string, string>> = {
     'a Storm command line against a cluster: test/cluster/realCluster.cluster.ts kills the first version so, with the default wait (npm run test:cluster)',
 };
 
-function shellLines(page: string): string[] {
-  return [...read(page).matchAll(/^\s*```(?:sh|bash|shell)\n([\s\S]*?)^\s*```/gm)]
+/** The part of a page under `## section`, up to the next `## `. */
+const sectionOf = (text: string, section: string) => text.split(`\n## ${section}\n`)[1]?.split('\n## ')[0] ?? '';
+
+function shellLines(page: string, section?: string): string[] {
+  const text = section === undefined ? read(page) : sectionOf(read(page), section);
+  return [...text.matchAll(/^\s*```(?:sh|bash|shell)\n([\s\S]*?)^\s*```/gm)]
     .flatMap((m) => m[1].split('\n'))
     .map((l) => l.replace(/\s+#.*$/, '').trim())
     .filter((l) => l !== '' && !l.startsWith('#'));
@@ -52,7 +59,11 @@ const benchRun = read('bench/run.ts') + read('bench/report.ts');
 function accountedFor(page: string, line: string): string | undefined {
   if (NOT_RUN[line]) return NOT_RUN[line];
   const runner = RUN_AS_PRINTED[page];
-  if (runner) return read(runner).includes(page) ? `run as printed by ${runner}` : undefined;
+  if (runner && (runner.section === undefined || shellLines(page, runner.section).includes(line))) {
+    const source = read(runner.test);
+    const names = source.includes(page) && (runner.section === undefined || source.includes(runner.section));
+    return names ? `run as printed by ${runner.test}` : undefined;
+  }
   if (new RegExp(`^(SPOUT_NODE=\\S+ )?(CI=true )?${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').test(ci))
     return 'run by .ci/run';
   const problems: string[] = [];
@@ -80,7 +91,10 @@ test('every shell line of the manual is run as printed by a test, or names only 
 });
 
 test('the pages run as printed are read by their tests, and the README commands by .ci/run', () => {
-  for (const [page, runner] of Object.entries(RUN_AS_PRINTED)) expect(read(runner)).toContain(page);
+  for (const [page, { test, section }] of Object.entries(RUN_AS_PRINTED)) {
+    expect(read(test)).toContain(page);
+    if (section !== undefined) expect(shellLines(page, section)).not.toEqual([]);
+  }
   expect(ci).toMatch(/^SPOUT_NODE=\S+ npm test$/m);
   expect(ci).toMatch(/^BENCH_QUICK=1 npm run bench$/m);
 });
@@ -93,4 +107,9 @@ test('catches a line that names what does not exist', () => {
   expect(accountedFor('docs/benchmarks.md', 'BENCH_SECTIONS=nothing npm run bench')).toBeUndefined();
   expect(accountedFor('docs/development.md', 'rm -rf /')).toBeUndefined();
   expect(accountedFor('docs/development.md', 'npm run test:unit')).toBeDefined();
+  // A page run as printed in one section: a line elsewhere on it is not run by that test.
+  expect(
+    accountedFor('docs/operations.md', 'java -jar kinesis-shell-spout-0.1.0.jar status --config spout.json'),
+  ).toBeDefined();
+  expect(accountedFor('docs/operations.md', 'kinesis-spout drop-everything')).toBeUndefined();
 });
