@@ -199,7 +199,7 @@ describe.each(readModes())('read mode %s', (readMode) => {
     const stream = await newStream(2);
     const app = uniqueName('app');
     const base = stateBase(stream, app);
-    const [hidden] = (await shardIds(stream)).open;
+    const [hidden, shown] = (await shardIds(stream)).open;
     // What a shard that expired long ago leaves behind: recorded, leased by nobody, listed nowhere.
     const expired = `${base}/checkpoints/shardId-000000000099`;
     await suite.services.inspector.mkdirp(`${base}/checkpoints`);
@@ -221,9 +221,17 @@ describe.each(readModes())('read mode %s', (readMode) => {
     // The first member (it cleans up) lists through the proxy (fan-out: through a front before it); the second sees the whole stream and reads the hidden shard.
     const flow = suite.flow(stream, { endpoint }, app);
     const cleaner = await flow.addSpout(1, [1, 2]);
+    flow.startProducer(20, 100);
+    // The first member takes the one shard it sees (once its start grace is over) before the second joins:
+    // else the second could take that shard first, be at its share and leave the hidden one to a task that
+    // cannot see it (a listing that never shows a shard is this test's fault, not one Kinesis has).
+    await waitFor(
+      'the first member reading the shard it sees',
+      () => flow.readersOf(shown!).includes(cleaner.pid),
+      20_000,
+    );
     flow.overrides.endpoint = suite.endpoint;
     await flow.addSpout(2, [1, 2]);
-    flow.startProducer(20, 100);
     await waitFor(
       'the expired shard forgotten',
       () => cleaner.logs.some((l) => l.msg.startsWith('forgot') && l.msg.includes('shardId-000000000099')),
