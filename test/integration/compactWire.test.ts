@@ -110,7 +110,9 @@ test('one sync per command, however slowly the frames arrive; logs and errors as
     const logs = frames.filter((f) => f.command === 'log').map((f) => (f as { msg: string }).msg);
     expect(logs).toContainEqual(`speaking the ${COMPACT_WIRE} wire format with Storm`);
     expect(logs).toContainEqual('activated: listing shards again');
-    expect(logs).toContainEqual('deactivated: reading stopped, leases kept, acks still checkpointed');
+    expect(logs).toContainEqual(
+      'deactivated: reading stopped, acks still checkpointed; leases kept unless another topology of this application is active',
+    );
     // The trickled frames went through the blocking reads, and the watchdog ended some of them.
     expect(statsValue('directReads')).toBeGreaterThan(directBefore);
     expect(statsValue('watchdogWakes')).toBeGreaterThan(wakesBefore);
