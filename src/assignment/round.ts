@@ -265,11 +265,14 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       return;
     }
     const byCount = this.deps.config.balance === 'count';
-    const [finished, members, ended] = await Promise.all([
+    const [finished, allMembers, ended] = await Promise.all([
       store.finishedShards(this.onWatch),
       store.members(this.onWatch),
       ordering === 'parents-emitted' ? store.endedShards(this.onWatch) : new Set<string>(),
     ]);
+    // Members that gave way to another topology of the application share nothing (topologies.ts), and the
+    // first member's duties (the counts, forgetting expired shards) fall to the first of those who share.
+    const members = allMembers.filter((m) => view.sharing.includes(m));
     const first = members[0] === store.memberId;
     // By count, a member other than the first reads the lease names and the counts the first one published.
     const heldElsewhere =
@@ -295,7 +298,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
         if (!holds) return;
       }
       listing.update(fresh, finished, leases);
-      if (members[0] === store.memberId) this.deps.listed(session, fresh);
+      if (first) this.deps.listed(session, fresh);
       shards = fresh;
     }
     await this.policy.observe(store, this.onWatch);
@@ -306,11 +309,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       finished,
       ended,
       leases,
-      // Members that gave way to another topology of the application share nothing (topologies.ts).
-      members: this.sharingMembers(
-        session,
-        members.filter((m) => view.sharing.includes(m)),
-      ),
+      members: this.sharingMembers(session, members),
       heldElsewhere,
       ordering,
       held: [...held.byId.values()].map((s) => ({ shardId: s.shardId, phase: s.phase.kind })),

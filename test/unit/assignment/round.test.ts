@@ -2,6 +2,7 @@
 import { testConfig } from '../fakes/testConfig';
 import { AssignmentRound, type RoundSession, TAKES_AT_ONCE, WATCH_COALESCE_MS } from '../../../src/assignment/round';
 import { planLeases } from '../../../src/assignment/byCount';
+import { PUBLISH_EVERY_MS } from '../../../src/assignment/holderCounts';
 import { Reporter } from '../../../src/core/log';
 import { ShardListing } from '../../../src/assignment/listing';
 import { ManualClock } from '../fakes/manualClock';
@@ -299,6 +300,21 @@ describe('AssignmentRound with two topologies of one application', () => {
     await runRound();
     expect(presence.standby).toBe(false);
     expect(held.started).toHaveLength(4);
+  });
+
+  it('the first of the members that share publishes the lease counts, not one that gave way and sorts first', async () => {
+    const { clock, state, held, runRound } = setup({ topology: 'green-2-2' });
+    const givenWay = 'task0-0';
+    expect([givenWay, ME].sort()[0]).toBe(givenWay);
+    state.setPresence(givenWay, { topology: 'blue-1-1', active: false, standby: true });
+    state.setOtherMembers(givenWay);
+    await runRound();
+    expect(held.started).toHaveLength(4);
+    // Each round publishes what it read before it took: the next one says what this one took.
+    expect(state.countWrites.at(-1)).toEqual(new Map([[ME, 0]]));
+    await clock.advance(PUBLISH_EVERY_MS);
+    await runRound();
+    expect(state.countWrites.at(-1)).toEqual(new Map([[ME, 4]]));
   });
 
   it('counts a member node of an older release (no topology fields) as reading, of another topology', async () => {

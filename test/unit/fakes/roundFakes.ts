@@ -15,6 +15,8 @@ export class TestCoordinationState {
   acquired: string[] = [];
   /** What each member's node says of its topology (absent: an older release's node, reading). */
   readonly presence = new Map<string, Partial<MemberPresence>>();
+  /** The lease counts this task published (as the first member, by count), in order. */
+  readonly countWrites: ReadonlyMap<string, number>[] = [];
   /** This task's member node writes, in order. */
   readonly memberWrites: MemberPresence[] = [];
   /** Rounds that read the state (each reads the finished shards once). */
@@ -103,7 +105,9 @@ export function testSession(state: TestCoordinationState, joinedAt = 0, sessionT
       releaseLease: (shardId) => state.releaseLease(shardId),
       // No published counts: every member plans from every lease's holder (the first member's way).
       holderCounts: async () => undefined,
-      writeHolderCounts: async () => undefined,
+      writeHolderCounts: async (counts) => {
+        state.countWrites.push(counts);
+      },
     },
     zk,
     joinedAt,
