@@ -143,18 +143,28 @@ const VALUE_FLAGS = new Set([
   '--failover-ms',
 ]);
 
+/** Refuses a value after any of `switches` (flags that are there or not). */
+function switchesOf(tool: string, values: ReadonlyMap<string, string | true>, switches: readonly string[]): void {
+  for (const flag of switches)
+    if (values.has(flag) && values.get(flag) !== true) throw usageError(`${tool}: ${flag} takes no value`);
+}
+
+/** A reader of flags that take a value: the value, or undefined when the flag is not there (an empty one refused). */
+function textOf(tool: string, values: ReadonlyMap<string, string | true>): (flag: string) => string | undefined {
+  return (flag) => {
+    const value = values.get(flag);
+    if (value === '') throw usageError(`${tool}: ${flag} needs a value`);
+    return typeof value === 'string' ? value : undefined;
+  };
+}
+
 function importCommand(
   config: string,
   stream: { stream?: string },
   values: ReadonlyMap<string, string | true>,
 ): ToolCommand {
-  for (const flag of ['--dry-run', '--overwrite', '--yes'] as const)
-    if (values.has(flag) && values.get(flag) !== true) throw usageError(`import: ${flag} takes no value`);
-  const text = (flag: string): string | undefined => {
-    const value = values.get(flag);
-    if (value === '') throw usageError(`import: ${flag} needs a value`);
-    return typeof value === 'string' ? value : undefined;
-  };
+  switchesOf('import', values, ['--dry-run', '--overwrite', '--yes']);
+  const text = textOf('import', values);
   const from = text('--from');
   if (from === 'kcl') return kclImportCommand(config, stream, values, text);
   for (const flag of ['--source-table', '--source-endpoint', '--source-failover-ms', '--source-timestamp'])
@@ -251,13 +261,8 @@ function exportCommand(
   stream: { stream?: string },
   values: ReadonlyMap<string, string | true>,
 ): ToolCommand {
-  for (const flag of ['--dry-run', '--overwrite', '--yes', '--create-table'] as const)
-    if (values.has(flag) && values.get(flag) !== true) throw usageError(`export: ${flag} takes no value`);
-  const text = (flag: string): string | undefined => {
-    const value = values.get(flag);
-    if (value === '') throw usageError(`export: ${flag} needs a value`);
-    return typeof value === 'string' ? value : undefined;
-  };
+  switchesOf('export', values, ['--dry-run', '--overwrite', '--yes', '--create-table']);
+  const text = textOf('export', values);
   const to = text('--to');
   if (to !== 'kcl') throw usageError(`export: --to kcl is required${to ? ` (not ${JSON.stringify(to)})` : ''}`);
   const table = text('--table');
@@ -323,12 +328,11 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
       if (!Number.isFinite(watchSeconds) || watchSeconds < 1 || watchSeconds > 3600)
         throw usageError(`status: --watch ${JSON.stringify(watch)}: seconds between redraws, from 1 to 3600`);
     }
-    if (values.get('--json') !== undefined && values.get('--json') !== true)
-      throw usageError('status: --json takes no value');
+    switchesOf(tool, values, ['--json']);
     return { tool, config, ...stream, json: values.has('--json'), watchSeconds };
   }
   if (tool === 'deregister-consumer') {
-    if (values.has('--yes') && values.get('--yes') !== true) throw usageError(`${tool}: --yes takes no value`);
+    switchesOf(tool, values, ['--yes']);
     return { tool, config, ...stream, yes: values.has('--yes') };
   }
   if (tool === 'import') return importCommand(config, stream, values);
@@ -336,8 +340,7 @@ export function parseToolArgs(tool: keyof typeof FLAGS, args: readonly string[])
   const to = values.get('--to');
   if (typeof to !== 'string')
     throw usageError('reset: --to TRIM_HORIZON|LATEST|<ISO-8601 timestamp>|<sequence number> is required');
-  for (const flag of ['--force', '--yes'] as const)
-    if (values.has(flag) && values.get(flag) !== true) throw usageError(`reset: ${flag} takes no value`);
+  switchesOf('reset', values, ['--force', '--yes']);
   const shards = values.get('--shards');
   return {
     tool,
