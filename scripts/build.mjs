@@ -15,30 +15,24 @@ const dynamoFile = 'multilang/resources/kinesis-spout-dynamodb.cjs';
 const kclTableSource = resolve('src/kinesis/kclLeaseTable.ts');
 
 const schema = await configSchemaModule();
+/** One CommonJS file for Node 20 and later, everything it needs inside. */
+const esbuildOptions = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+};
 const result = await build({
+  ...esbuildOptions,
   entryPoints: ['src/cli/kinesis-spout.ts'],
   outfile,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  legalComments: 'none',
-  logLevel: 'warning',
   banner: { js: '#!/usr/bin/env node' },
-  metafile: true,
   plugins: [precompiledConfigValidator(schema), separateKclTable()],
 });
-const dynamo = await build({
-  entryPoints: [kclTableSource],
-  outfile: dynamoFile,
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  legalComments: 'none',
-  logLevel: 'warning',
-  metafile: true,
-});
+const dynamo = await build({ ...esbuildOptions, entryPoints: [kclTableSource], outfile: dynamoFile });
 asciiOnly(dynamoFile);
 noSchemaCompiler(result.metafile.outputs[outfile].inputs);
 asciiOnly(outfile);
