@@ -54,9 +54,8 @@ export class Coordinator {
   private readonly sessions: SessionKeeper<Session>;
   private readonly round: AssignmentRound<Session, OwnedShard>;
   private readonly checkpoints: CheckpointSchedule<Session>;
-  private active = true;
   private stopped = false;
-  /** This task's topology and state, as its member node says them (assignment/topologies.ts). */
+  /** This task's topology and whether Storm has it active, as its member node says them (assignment/topologies.ts). */
   private readonly presence: MemberPresence;
   private readonly timers: (() => void)[] = [];
 
@@ -97,7 +96,7 @@ export class Coordinator {
       stream,
       streamLabel,
       io: this.io,
-      isActive: () => this.active,
+      isActive: () => this.presence.active,
       changed: () => this.round.schedule(),
       childrenFound: (parentId, children) => this.listing.learnChildren(parentId, children),
       hashRangeOf: (shardId) => this.listing.hashRangeOf(shardId),
@@ -149,7 +148,7 @@ export class Coordinator {
       session: () => this.sessions.current,
       streamStillHolds: (session) => this.sessions.streamStillHolds(session),
       listed: (session, shards) => void expired.forget(session, shards, (id) => this.held.byId.has(id)),
-      mayRead: () => this.active && !this.stopped,
+      mayRead: () => this.presence.active && !this.stopped,
       stopping: () => this.stopped,
       presence,
       throttled: () => this.metrics.count(ProcessCounter.ThrottledCalls),
@@ -202,7 +201,7 @@ export class Coordinator {
   }
 
   get isActive(): boolean {
-    return this.active;
+    return this.presence.active;
   }
 
   /** True while this process has a ZooKeeper session and is connected to it. */
@@ -238,7 +237,6 @@ export class Coordinator {
    * them over to it (assignment/topologies.ts). The member node says so either way.
    */
   deactivate(): void {
-    this.active = false;
     this.presence.active = false;
     this.listing.relist();
     void this.flushCheckpoints();
@@ -246,7 +244,6 @@ export class Coordinator {
   }
 
   activate(): void {
-    this.active = true;
     this.presence.active = true;
     this.listing.relist();
     this.scheduleRebalance();
