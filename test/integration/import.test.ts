@@ -1,16 +1,3 @@
-/**
- * `kinesis-spout import` from the two old Storm Kinesis spouts, run from the built bundle as an operator runs
- * it (`npm run build` first), against real ZooKeeper and kinesis-local, then a spout process reading after it.
- *
- * The old spouts' nodes are written here as their code writes them (same paths, same JSON bytes, persistent,
- * open ACL; see src/tools/importSource.ts for where in their code): their AWS SDK v1 clients are not run here.
- *
- * docs/migration.md: every `node kinesis-spout.cjs ...` line of the page is run as printed by bash, in a folder
- * holding the built bundle as `kinesis-spout.cjs`, the page's ZooKeeper address `zk1.example.com:2181` replaced
- * by the test's (unavoidable: its port is chosen when the server starts). The page's `storm ...` lines are not
- * run: there is no Storm command line here.
- */
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,8 +15,8 @@ import {
   putRecords,
   splitShard,
 } from '../helpers/kinesisAdmin';
-import { ENTRY_SCRIPT, type Emit } from '../helpers/stormDriver';
-import { SPOUT_NODE } from '../helpers/spoutNode';
+import { ENTRY_SCRIPT } from '../helpers/stormDriver';
+import { expectParentsFirst, idOf, records, runShell, runTool } from '../helpers/toolRun';
 
 const suite = spoutSuite();
 const dirs: string[] = [];
@@ -37,44 +24,6 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 const SOURCES = ['awslabs-storm-spout', 'storm-kinesis'] as const;
 type Source = (typeof SOURCES)[number];
-
-interface ToolRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runTool(args: string[], options: { stdin?: string; cwd?: string } = {}): Promise<ToolRun> {
-  return run(SPOUT_NODE, [ENTRY_SCRIPT, ...args], options);
-}
-
-/** A shell line as an operator types it (`node` is then the machine's node, as it would be theirs). */
-function runShell(line: string, options: { stdin?: string; cwd?: string } = {}): Promise<ToolRun> {
-  return run('bash', ['-c', line], options);
-}
-
-function run(command: string, args: string[], options: { stdin?: string; cwd?: string }): Promise<ToolRun> {
-  return new Promise((done, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 60_000);
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(options.stdin ?? '');
-  });
-}
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'import-'));
@@ -117,10 +66,6 @@ async function writeSourceNodes(zk: ZkSession, from: Source, folder: string, pos
   }
 }
 
-const records = (n: number, prefix: string) =>
-  Array.from({ length: n }, (_, i) => ({ partitionKey: `${prefix}-key-${i}`, data: `${prefix}-${i}` }));
-const idOf = (r: PutResult) => `${r.shardId}:${r.sequenceNumber}`;
-
 /**
  * Two shards read by the old spout up to the middle of each, then a split of the first and a merge of its
  * upper child with the second: the old spout never saw the children.
@@ -160,19 +105,6 @@ async function reshardedStream() {
     expected: all.filter(afterPosition).map(idOf).sort(),
     all,
   };
-}
-
-/** Each child's first emit comes after the last emit of each of its parents. */
-function expectParentsFirst(emits: Emit[], parents: Record<string, string[]>) {
-  const shardOf = (e: Emit) => e.id.split(':')[0];
-  for (const [child, ofChild] of Object.entries(parents)) {
-    const first = emits.findIndex((e) => shardOf(e) === child);
-    if (first < 0) continue;
-    for (const parent of ofChild) {
-      const last = emits.map(shardOf).lastIndexOf(parent);
-      expect(last).toBeLessThan(first);
-    }
-  }
 }
 
 test.each(SOURCES)(

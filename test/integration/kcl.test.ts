@@ -1,14 +1,3 @@
-/**
- * `import --from kcl` and `export --to kcl`, run from the built bundle (`npm run build` first) against real
- * ZooKeeper, kinesis-local and dynalite (a DynamoDB emulator), then a spout process reading after the import.
- *
- * The KCL lease items are written here as KCL's DynamoDBLeaseSerializer writes them (leaseKey, leaseOwner,
- * leaseCounter, checkpoint, checkpointSubSequenceNumber, parentShardId, ownerSwitchesSinceCheckpoint): the
- * real KCL (Java, Maven) is not run here. The export is checked against KCL's resume rule as its code has it
- * (IteratorBuilder: AT_SEQUENCE_NUMBER at the checkpoint; ProcessTask: user records at or below
- * (checkpoint, checkpointSubSequenceNumber) dropped), applied to the stream by this test.
- */
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -36,8 +25,8 @@ import {
   splitShard,
 } from '../helpers/kinesisAdmin';
 import { kplAggregate } from '../helpers/kpl';
-import { ENTRY_SCRIPT, type Emit } from '../helpers/stormDriver';
-import { SPOUT_NODE } from '../helpers/spoutNode';
+import { ENTRY_SCRIPT } from '../helpers/stormDriver';
+import { expectParentsFirst, idOf, records, runShell, runTool } from '../helpers/toolRun';
 
 const suite = spoutSuite();
 const dirs: string[] = [];
@@ -56,36 +45,6 @@ afterAll(async () => {
   await dynalite?.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function runTool(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return run(SPOUT_NODE, [ENTRY_SCRIPT, ...args]);
-}
-
-function run(
-  command: string,
-  args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env, ...options.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 60_000);
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-    child.stdin.end('');
-  });
-}
 
 function configFile(stream: string, app: string, overrides: Record<string, unknown> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'kcl-'));
@@ -132,10 +91,6 @@ async function scan(table: string) {
   const page = await dynamo.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
   return new Map((page.Items ?? []).map((i) => [i.leaseKey.S!, i]));
 }
-
-const records = (n: number, prefix: string) =>
-  Array.from({ length: n }, (_, i) => ({ partitionKey: `${prefix}-key-${i}`, data: `${prefix}-${i}` }));
-const idOf = (r: PutResult) => `${r.shardId}:${r.sequenceNumber}`;
 
 /**
  * Two shards; a KPL aggregate of 4 user records in the second; KCL finished the first (SHARD_END after a
@@ -188,15 +143,6 @@ async function world() {
     after,
     lowerAt: ofLower[1].sequenceNumber,
   };
-}
-
-function expectParentsFirst(emits: Emit[], parents: Record<string, string[]>) {
-  const shardOf = (e: Emit) => e.id.split(':')[0];
-  for (const [child, ofChild] of Object.entries(parents)) {
-    const first = emits.findIndex((e) => shardOf(e) === child);
-    if (first < 0) continue;
-    for (const parent of ofChild) expect(emits.map(shardOf).lastIndexOf(parent)).toBeLessThan(first);
-  }
 }
 
 test('import from a KCL lease table across a split and a merge, KPL inside: dry run, refusal while live, once, exactly what follows, parents first; export back', async () => {
@@ -442,7 +388,7 @@ test('docs/migration-kcl.md: every node kinesis-spout.cjs command of the page ru
   copyFileSync(join(dirname(ENTRY_SCRIPT), 'kinesis-spout-dynamodb.cjs'), join(cwd, 'kinesis-spout-dynamodb.cjs'));
   const outputs: string[] = [];
   for (const command of commands) {
-    const ran = await run('bash', ['-c', command], { cwd, env: { AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint } });
+    const ran = await runShell(command, { cwd, env: { AWS_ENDPOINT_URL_DYNAMODB: dynalite.endpoint } });
     if (ran.code !== 0) throw new Error(`${command}\nexited ${ran.code}\n${ran.stdout}\n${ran.stderr}`);
     outputs.push(ran.stdout);
   }

@@ -1,10 +1,3 @@
-/**
- * The real KCL (2.x, Java: test/kcl) against kinesis-local and dynalite, then `import --from kcl` and the
- * spout; and the way back: `export --to kcl`, then the real KCL again. Built once with Maven
- * (test/helpers/kclRunner.ts); the tools run from the built bundle. About 100 s (two KCL JVMs, their lease
- * renewals waited out), so not in `npm test`: `npm run test:kcl`, a step of .ci/run of its own.
- */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,17 +5,9 @@ import { PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { startDynalite, type DynaliteServer } from '../helpers/dynaliteServer';
 import { spoutConf, spoutSuite, uniqueName } from '../helpers/fixture';
 import { buildKclRunner, startKcl } from '../helpers/kclRunner';
-import {
-  createStream,
-  listAllShards,
-  mergeShards,
-  type PutResult,
-  putRecords,
-  splitShard,
-} from '../helpers/kinesisAdmin';
+import { createStream, listAllShards, mergeShards, putRecords, splitShard } from '../helpers/kinesisAdmin';
 import { kplAggregate } from '../helpers/kpl';
-import { ENTRY_SCRIPT, type Emit } from '../helpers/stormDriver';
-import { SPOUT_NODE } from '../helpers/spoutNode';
+import { expectParentsFirst, idOf, records, runTool } from '../helpers/toolRun';
 
 const suite = spoutSuite();
 const dirs: string[] = [];
@@ -36,40 +21,6 @@ afterAll(async () => {
   await dynalite?.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function runTool(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, reject) => {
-    const child = spawn(SPOUT_NODE, [ENTRY_SCRIPT, ...args], {
-      env: { AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test', ...process.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${args.join(' ')} did not finish\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 60_000);
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-    child.stdin.end('');
-  });
-}
-
-const records = (n: number, prefix: string) =>
-  Array.from({ length: n }, (_, i) => ({ partitionKey: `${prefix}-key-${i}`, data: `${prefix}-${i}` }));
-const idOf = (r: PutResult) => `${r.shardId}:${r.sequenceNumber}`;
-
-function expectParentsFirst(emits: Emit[], parents: Record<string, string[]>) {
-  const shardOf = (e: Emit) => e.id.split(':')[0];
-  for (const [child, ofChild] of Object.entries(parents)) {
-    const first = emits.findIndex((e) => shardOf(e) === child);
-    if (first < 0) continue;
-    for (const parent of ofChild) expect(emits.map(shardOf).lastIndexOf(parent)).toBeLessThan(first);
-  }
-}
 
 test('KCL reads part of a stream that split and merged, stops; import; the spout emits exactly the rest, parents first; export; KCL reads exactly what follows', async () => {
   const { client, kinesis } = suite.services;
