@@ -129,14 +129,13 @@ export async function runImport(options: ImportOptions, io: ToolIo): Promise<num
             (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
           )
         : zkSource!;
-    const from = options.source.from === 'kcl' ? 'kcl' : options.source.from;
     const plan = planImport(facts, source, {
       overwrite: options.overwrite,
       nowMs: io.now(),
       initialPosition: config.initialPosition,
     });
     const where = `application ${config.applicationName}, stream ${app.stream.streamName} (${store.base})`;
-    io.out(renderImportPlan(plan, where, `${from} at ${source.path}`, source.notes));
+    io.out(renderImportPlan(plan, where, `${options.source.from} at ${source.path}`, source.notes));
     if (plan.leases.length > 0)
       throw new ToolError(
         ExitCode.LeasesHeld,
