@@ -77,6 +77,8 @@ export interface DeployOptions {
   steadySeconds: number;
   /** After blue's stop, before the producer stops. */
   afterSeconds: number;
+  /** Blue's commit in the previous* ways (default: test/helpers/previousRelease.ts's). */
+  previousCommit?: string;
 }
 
 export async function deployBench(
@@ -87,7 +89,7 @@ export async function deployBench(
   log: (line: string) => void,
 ): Promise<DeployFigures> {
   const needsPrevious = options.ways.some((w) => w.startsWith('previous'));
-  const previous = needsPrevious ? buildRelease() : undefined;
+  const previous = needsPrevious ? buildRelease(options.previousCommit) : undefined;
   const runs: DeployRun[] = [];
   try {
     for (const regime of options.regimes) {

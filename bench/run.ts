@@ -12,7 +12,8 @@
  * class (bench/lib.ts); BENCH_NODE_OPTIONS replaces the options ("" for none), a variable in the environment wins.
  * deploy: a new version deployed beside the running topology, several ways, Storm's commands as ShellSpout sees
  * them (bench/deploy.ts): BENCH_DEPLOY_WAYS=greenThenKill,killThenGreen,..., BENCH_DEPLOY_WAIT_S (the kill's
- * wait, default 30, Storm's), BENCH_ROUNDS and BENCH_REGIMES apply.
+ * wait, default 30, Storm's), BENCH_DEPLOY_PREVIOUS (the commit blue runs in the previous* ways; default
+ * test/helpers/previousRelease.ts's), BENCH_ROUNDS and BENCH_REGIMES apply.
  * idleMemory: RSS of one process holding 1, 8 and 64 idle shards (bench/idleMemory.ts).
  * memorySoak: RSS of 3 tasks reading 4 shards for 15 minutes, records put, 2 % failed, a split or a merge every
  * 45 s (bench/memorySoak.ts; BENCH_SOAK_SECONDS, BENCH_SOAK_PUT_RATE, ...). Being long it runs only when named
@@ -306,6 +307,7 @@ async function main(): Promise<void> {
               waitSeconds: Number(process.env.BENCH_DEPLOY_WAIT_S ?? (QUICK ? 3 : 30)),
               steadySeconds: QUICK ? 1 : 10,
               afterSeconds: QUICK ? 1 : 5,
+              previousCommit: process.env.BENCH_DEPLOY_PREVIOUS || undefined,
             },
             log,
           );
