@@ -127,14 +127,22 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
   private readonly counts: HolderCountsPublisher;
   /** The session the counts were written in (a new one writes them again). */
   private countsSession: Sess | undefined;
+  /** How many members shared the shards at the last planned round (the tasks declared, before one). */
+  private sharing: number;
 
   constructor(private readonly deps: RoundDeps<Sess, S>) {
     this.policy = policyFor(deps.config, () => deps.scheduler.now());
+    this.sharing = deps.taskCount;
     this.counts = new HolderCountsPublisher({
       scheduler: deps.scheduler,
       write: (counts) => this.countsSession?.store.writeHolderCounts(counts) ?? Promise.resolve(),
       failed: (err) => deps.reporter.log(LogLevel.Warn, `could not publish the lease counts: ${String(err)}`),
     });
+  }
+
+  /** Members the shards were shared among at the last planned round (before one: the tasks the topology declares). */
+  get membersSharing(): number {
+    return this.sharing;
   }
 
   /** Runs a round now, or once more after the one running. */
@@ -303,13 +311,15 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
     }
     await this.policy.observe(store, this.onWatch);
     if (this.deps.session() !== session) return;
+    const sharing = this.sharingMembers(session, members);
+    this.sharing = sharing.length;
     const plan = planRound({
       me: store.memberId,
       shards,
       finished,
       ended,
       leases,
-      members: this.sharingMembers(session, members),
+      members: sharing,
       heldElsewhere,
       ordering,
       held: [...held.byId.values()].map((s) => ({ shardId: s.shardId, phase: s.phase.kind })),

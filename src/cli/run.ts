@@ -232,7 +232,7 @@ function logStats(config: SpoutConfig): void {
   const io = coordinator.io;
   out.log(
     `stats: emitted=${c.emitted} reemitted=${c.reemitted} acked=${c.acked} failed=${c.failed} skipped=${c.skipped} deadLettered=${c.deadLettered} ignoredAcks=${c.ignoredAcks} tooOld=${c.tooOld} ` +
-      `shards=${coordinator.shardCount} inMemory=${coordinator.inMemory()} bytesInMemory=${coordinator.bytesInMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} ` +
+      `shards=${coordinator.shardCount} inMemory=${coordinator.inMemory()} bytesInMemory=${coordinator.bytesInMemory()} getRecords=${io.getRecords} listShards=${io.listShards} checkpointWrites=${io.checkpointWrites} checkpointWritesDeferred=${io.checkpointWritesDeferred} ` +
       `directReads=${stdio.counters.directReads} loopReads=${stdio.counters.loopReads} watchdogWakes=${stdio.counters.watchdogWakes} ` +
       `${memoryStats()} intervalMs=${config.statsIntervalMs}`,
   );

@@ -35,6 +35,14 @@ export function deadLetterExtraFields(config: { maxRecordAgeMs?: number }): read
  */
 export const DEFAULT_MAX_RETRIES = 100;
 
+/**
+ * 1,000 periodic checkpoint writes a second for the whole application: 2,000 busy shards at the default
+ * `checkpointIntervalMs` (2 s) write as before, twice the 1,024 measured; 4,096 to 20,000 busy shards would
+ * otherwise send an ensemble 2,048 to 10,000 writes a second, each a leader proposal synced to disk by a
+ * quorum. See "Connections and load" in docs/zookeeper.md.
+ */
+export const DEFAULT_MAX_CHECKPOINT_WRITES_PER_SECOND = 1_000;
+
 export const DEFAULT_OUTPUT_FIELDS: TupleField[] = [
   'partitionKey',
   'data',
@@ -332,6 +340,14 @@ export const configSchema = {
       2_000,
       10,
     ),
+    maxCheckpointWritesPerSecond: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1_000_000,
+      default: DEFAULT_MAX_CHECKPOINT_WRITES_PER_SECOND,
+      description:
+        'The application\'s budget of periodic checkpoint writes to ZooKeeper per second, for each stream it reads, whatever the task count: each task takes budget ÷ the members reading the stream (at least 1/s) and, past it, writes the checkpoints stored longest ago first. Nothing is lost: a deferred checkpoint is only older, at most about max(`checkpointIntervalMs`, changed checkpoints ÷ share) (more re-emitted after a crash). Never deferred: the last checkpoint of a shard handed over, `SHARD_END`, deactivate and exit, and every write with `delivery: "at-most-once"`. The default changes nothing up to 2,000 busy shards at the default interval and bounds what 4,096 to 20,000 cost an ensemble (see [why](zookeeper.md#checkpoint-writes-at-thousands-of-shards)); deferred writes are counted (`checkpointWritesDeferred`) and logged once a minute.',
+    },
     rebalanceIntervalMs: positiveMs(
       'How often a task re-checks shard ownership even without a ZooKeeper watch firing.',
       2_000,

@@ -20,9 +20,10 @@ import { LateOutcomes } from './lateOutcomes';
 import { heldIn, type Held } from './memory';
 import { ProcessCounter, type SpoutMetrics } from './metrics';
 import { OwnedShard } from './ownedShard';
-import { advanceCheckpoint, confirmShardEnd } from './checkpoints';
+import { advanceCheckpoint, checkpointToWrite, confirmShardEnd } from './checkpoints';
+import { type PendingCheckpoint, pickCheckpoints } from './checkpointCap';
 import { execute, type LetGo, type ShardWorld } from './executor';
-import type { ShardEvent } from './lifecycle';
+import { mayEmit, type ShardEvent } from './lifecycle';
 import { readerEvents, type ReaderContext } from './readerEvents';
 import { RetakeBackoff, SHORT_TENURE_MS } from './retakeBackoff';
 import { deliveryOf, type ShardDelivery } from './delivery';
@@ -34,6 +35,20 @@ export interface IoCounters {
   getRecords: number;
   listShards: number;
   checkpointWrites: number;
+  /** Changed checkpoints a capped flush left for a later one (`maxCheckpointWritesPerSecond`), counted at each flush. */
+  checkpointWritesDeferred: number;
+}
+
+/** What a capped flush did. */
+export interface CappedFlush {
+  /** Changed checkpoints whose write it began (at most the allowance). */
+  written: number;
+  /** Changed checkpoints it left for a later flush. */
+  deferred: number;
+  /** When the longest-unwritten changed checkpoint was last written (monotonic ms); none changed: undefined. */
+  oldestWrittenAt: number | undefined;
+  /** Settles once its writes have. */
+  done: Promise<void>;
 }
 
 export interface HeldShardsDeps {
@@ -233,6 +248,34 @@ export class HeldShards {
     await Promise.all([...this.byId.values()].map((shard) => this.apply(shard, { kind: 'flush' }, session)));
   }
 
+  /**
+   * The periodic flush, capped: of the changed checkpoints, at most `allowance` are written, those stored
+   * longest ago first (checkpointCap.ts); the others wait for a later flush. With `delivery: "at-most-once"`
+   * every one is written: its emits wait for them.
+   */
+  flushCapped(session: Session, allowance: number): CappedFlush {
+    this.session = session;
+    const exempt: OwnedShard[] = [];
+    const pending: PendingCheckpoint[] = [];
+    for (const shard of this.byId.values()) {
+      // A flush acts only where records may be emitted (held/lifecycle.ts).
+      if (!mayEmit(shard.phase)) continue;
+      if (shard.delivery.mode === 'at-most-once') exempt.push(shard);
+      else if (checkpointToWrite(shard.stored?.position, shard.committable()))
+        pending.push({ shardId: shard.shardId, writtenAt: shard.checkpointWrittenAt });
+    }
+    const picked = pickCheckpoints(pending, allowance);
+    const chosen = [...exempt, ...picked.map((id) => this.byId.get(id)!)];
+    let oldestWrittenAt: number | undefined;
+    for (const p of pending) oldestWrittenAt = Math.min(oldestWrittenAt ?? p.writtenAt, p.writtenAt);
+    return {
+      written: picked.length,
+      deferred: pending.length - picked.length,
+      oldestWrittenAt,
+      done: Promise.all(chosen.map((shard) => this.apply(shard, { kind: 'flush' }, session))).then(() => undefined),
+    };
+  }
+
   /** At exit: stop reading, write the last checkpoints, give the leases back. */
   async close(session: Session | undefined): Promise<void> {
     await Promise.all([...this.byId.values()].map((shard) => this.apply(shard, { kind: 'shutdown' }, session)));
@@ -256,7 +299,10 @@ export class HeldShards {
       learnChildren: (shard, children) => deps.childrenFound(shard.shardId, children),
       writeCheckpoint: (shard) =>
         shard.writes.coalesce(async () => {
-          if (store && (await advanceCheckpoint(store, shard))) deps.io.checkpointWrites += 1;
+          if (store && (await advanceCheckpoint(store, shard))) {
+            deps.io.checkpointWrites += 1;
+            shard.checkpointWritten(this.now);
+          }
         }),
       writeShardEnd: async (shard) => {
         const done = await shard.writes.run(

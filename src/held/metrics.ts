@@ -43,6 +43,8 @@ export const ProcessCounter = {
   SubscriptionRenewals: 'subscriptionRenewals',
   /** Fan-out subscriptions that failed (refused, or broken mid-stream) and were opened again where the last event left off. */
   SubscriptionRetries: 'subscriptionRetries',
+  /** Changed checkpoints a periodic flush left for a later one, past this task's share of `maxCheckpointWritesPerSecond`. */
+  CheckpointWritesDeferred: 'checkpointWritesDeferred',
 } as const;
 export type ProcessCounter = (typeof ProcessCounter)[keyof typeof ProcessCounter];
 
@@ -102,6 +104,7 @@ const zeroProcessCounts = (): Record<ProcessCounter, number> => ({
   subscriptionsOpened: 0,
   subscriptionRenewals: 0,
   subscriptionRetries: 0,
+  checkpointWritesDeferred: 0,
 });
 
 /** Rates keep a few decimals: a gauge is read by people and graphs, not summed. */
@@ -146,8 +149,8 @@ export class SpoutMetrics {
     this.countsOf(shardId)[counter] += 1;
   }
 
-  count(counter: ProcessCounter): void {
-    this.processCounts[counter] += 1;
+  count(counter: ProcessCounter, times = 1): void {
+    this.processCounts[counter] += times;
   }
 
   /** This process started to hold a shard: what an earlier holding left is not its lag. */

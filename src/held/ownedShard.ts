@@ -34,6 +34,8 @@ export class OwnedShard {
   private currentPhase: ShardPhase = { kind: 'starting' };
   private currentReader: ShardRecordReader | undefined;
   private storedCheckpoint: StoredCheckpoint | undefined;
+  /** When (monotonic ms) this process last wrote its checkpoint; taking the lease counts as one. */
+  private lastWrittenAt: number;
   /** Its ZooKeeper writes, one at a time. */
   readonly writes = new WriteQueue();
   readonly inFlight = new InFlight<KinesisRecord>(recordBytes);
@@ -71,6 +73,7 @@ export class OwnedShard {
     options: { deaggregate?: boolean; hashRange?: HashRange; delivery?: ShardDelivery } = {},
   ) {
     this.acquiredAt = now;
+    this.lastWrittenAt = now;
     this.throughput = new ShardThroughput();
     this.deaggregate = options.deaggregate ?? true;
     this.hashRange = options.hashRange;
@@ -103,6 +106,15 @@ export class OwnedShard {
 
   checkpointStored(stored: StoredCheckpoint): void {
     this.storedCheckpoint = stored;
+  }
+
+  /** When this process last wrote its checkpoint (the lease's take, before any): the cap writes the oldest first. */
+  get checkpointWrittenAt(): number {
+    return this.lastWrittenAt;
+  }
+
+  checkpointWritten(at: number): void {
+    this.lastWrittenAt = at;
   }
 
   /**

@@ -98,6 +98,7 @@ export class StreamSet {
       getRecords: this.sum((c) => c.io.getRecords),
       listShards: this.sum((c) => c.io.listShards),
       checkpointWrites: this.sum((c) => c.io.checkpointWrites),
+      checkpointWritesDeferred: this.sum((c) => c.io.checkpointWritesDeferred),
     };
   }
 

@@ -19,7 +19,8 @@ import { LOAD_CHECK_MS } from '../core/load';
 import { publishLoads } from '../held/loadPublisher';
 import { CheckpointSchedule } from './checkpointSchedule';
 import { ExpiredShards } from '../assignment/expiredShards';
-import { HeldShards, type IoCounters } from '../held/heldShards';
+import { type CappedFlush, HeldShards, type IoCounters } from '../held/heldShards';
+import { taskShare } from '../held/checkpointCap';
 import type { Session } from '../coordination/session';
 import type { MemberPresence } from '../coordination/store';
 import { joinSession, type Member } from './joining';
@@ -33,6 +34,9 @@ import { ShardListing } from '../assignment/listing';
 
 export type { IoCounters } from '../held/heldShards';
 
+/** While the cap on checkpoint writes bites, it is said this often. */
+const CAP_NOTICE_EVERY_MS = 60_000;
+
 export interface CoordinatorDeps {
   config: SpoutConfig;
   kinesis: KinesisApi;
@@ -45,7 +49,7 @@ export interface CoordinatorDeps {
 }
 
 export class Coordinator {
-  readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0 };
+  readonly io: IoCounters = { getRecords: 0, listShards: 0, checkpointWrites: 0, checkpointWritesDeferred: 0 };
   /** What Storm's metrics get (contract C2); taken by whoever sends them. */
   readonly metrics: SpoutMetrics;
   private readonly held: HeldShards;
@@ -158,6 +162,23 @@ export class Coordinator {
       config.checkpointIntervalMs,
       this.held,
       () => this.sessions.current,
+      {
+        share: () => taskShare(config.maxCheckpointWritesPerSecond, this.round.membersSharing),
+        deferred: (flush, share) => this.checkpointsDeferred(flush, share),
+      },
+    );
+  }
+
+  /** The cap on checkpoint writes bit: counted, and said once a minute. */
+  private checkpointsDeferred(flush: CappedFlush, share: number): void {
+    const { config, scheduler } = this.deps;
+    this.io.checkpointWritesDeferred += flush.deferred;
+    this.metrics.count(ProcessCounter.CheckpointWritesDeferred, flush.deferred);
+    const age = flush.oldestWrittenAt === undefined ? 0 : scheduler.now() - flush.oldestWrittenAt;
+    this.reporter.warn(
+      'checkpointCap',
+      `checkpoint writes capped: ${flush.deferred} of ${flush.deferred + flush.written} changed checkpoints left for a later flush (this task's share: ${Math.round(share * 10) / 10} writes/s, maxCheckpointWritesPerSecond ${config.maxCheckpointWritesPerSecond} over ${this.round.membersSharing} member(s)); the oldest was written ${(age / 1000).toFixed(1)} s ago. Nothing is lost, a crash re-emits more; raise maxCheckpointWritesPerSecond if ZooKeeper takes more writes`,
+      CAP_NOTICE_EVERY_MS,
     );
   }
 

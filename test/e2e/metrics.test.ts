@@ -133,6 +133,7 @@ test('a registered metrics consumer receives the per-process and per-shard metri
         'subscriptionsOpened',
         'subscriptionRenewals',
         'subscriptionRetries',
+        'checkpointWritesDeferred',
         'emitted',
         'acked',
         'failed',

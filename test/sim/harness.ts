@@ -55,6 +55,8 @@ export interface SimOptions {
   readMode?: SimReadMode;
   /** `at-most-once`: every spout so, with tuple tracking (the checker then checks `twice` and `uncovered`). */
   delivery?: 'at-least-once' | 'at-most-once';
+  /** Every task's `maxCheckpointWritesPerSecond` (default: the configuration's, 1,000: never reached here). */
+  checkpointCap?: number;
   /**
    * A new version deployed as another topology beside the running one, in planned runs (default: drawn, in
    * four planned runs of ten; 'none': never): see `deployVersion`.
@@ -84,6 +86,8 @@ export interface SimResult {
     restarts: number;
     convergedAt: number | undefined;
     handOvers: HandOverStats;
+    /** Checkpoint writes the cap deferred, by the processes alive at the end (`maxCheckpointWritesPerSecond`). */
+    checkpointWritesDeferred: number;
   };
   rates: FaultRates;
 }
@@ -172,6 +176,7 @@ export class Simulation {
     this.config = {
       ...drawn,
       ...(options.balance ? { balance: options.balance } : {}),
+      ...(options.checkpointCap ? { maxCheckpointWritesPerSecond: options.checkpointCap } : {}),
       // Tracked, so that the harness sees ids; `retry` (drawn) goes unused, as the configuration would refuse it.
       ...(options.delivery === 'at-most-once' ? { delivery: 'at-most-once', tupleTracking: true } : {}),
     };
@@ -333,6 +338,10 @@ export class Simulation {
         restarts: this.restarts,
         convergedAt: this.convergedAt,
         handOvers: this.handOvers.stats,
+        checkpointWritesDeferred: this.slots.reduce(
+          (sum, instance) => sum + (instance?.coordinator.io.checkpointWritesDeferred ?? 0),
+          0,
+        ),
       },
       rates: this.plan.drawn,
     };

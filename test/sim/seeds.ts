@@ -12,6 +12,7 @@
  *   SIM_DELIVERY=at-most-once every task so (default: at-least-once), checked for `twice` and `uncovered`
  *   SIM_VERSIONS=green-then-kill|kill-then-green|reactivate|none  every planned seed deploys a new version
  *                          so (default: four planned seeds in ten, drawn)
+ *   SIM_CHECKPOINT_CAP=<n> every task with maxCheckpointWritesPerSecond n (default: the configuration's)
  */
 import type { FaultRates } from './faults';
 import { NO_FAULTS } from './faults';
@@ -37,6 +38,7 @@ export interface SeedPlan {
   balance: 'count' | 'throughput' | undefined;
   delivery?: 'at-least-once' | 'at-most-once';
   versions?: VersionDeploy | 'none';
+  checkpointCap?: number;
 }
 
 const list = (text: string | undefined) =>
@@ -68,8 +70,12 @@ export function seedPlan(env: NodeJS.ProcessEnv = process.env): SeedPlan {
   const versions = [...VERSION_DEPLOYS, 'none' as const].find((v) => v === env.SIM_VERSIONS);
   if (env.SIM_VERSIONS !== undefined && versions === undefined)
     throw new Error(`SIM_VERSIONS: ${VERSION_DEPLOYS.join(', ')} or none, not ${env.SIM_VERSIONS}`);
+  const checkpointCap = env.SIM_CHECKPOINT_CAP === undefined ? undefined : Number(env.SIM_CHECKPOINT_CAP);
+  if (checkpointCap !== undefined && !(Number.isInteger(checkpointCap) && checkpointCap >= 1))
+    throw new Error(`SIM_CHECKPOINT_CAP: a whole number of writes a second, 1 or more, not ${env.SIM_CHECKPOINT_CAP}`);
   const shared: Omit<SeedPlan, 'first' | 'count' | 'replay'> = {
     versions,
+    checkpointCap,
     without: typed,
     ignore,
     mode,
@@ -95,6 +101,8 @@ export interface SeedsReport {
   virtualMs: number;
   /** Planned hand-overs over all seeds: begun, past their deadline with acks owed, re-emits those explained. */
   handOvers: { begun: number; late: number; excused: number };
+  /** Checkpoint writes the cap deferred, over all seeds (processes alive at each seed's end). */
+  checkpointWritesDeferred: number;
 }
 
 export async function runSeeds(plan: SeedPlan, write: (text: string) => void): Promise<SeedsReport> {
@@ -103,6 +111,7 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
   let firstFailure: SimResult | undefined;
   let virtualMs = 0;
   const handOvers = { begun: 0, late: 0, excused: 0 };
+  let checkpointWritesDeferred = 0;
   for (let seed = plan.first; seed < plan.first + plan.count; seed += 1) {
     const result = await simulate({
       seed,
@@ -115,11 +124,13 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       balance: plan.balance,
       delivery: plan.delivery,
       versions: plan.versions,
+      checkpointCap: plan.checkpointCap,
     });
     virtualMs += result.stats.virtualMs;
     handOvers.begun += result.stats.handOvers.begun;
     handOvers.late += result.stats.handOvers.late;
     handOvers.excused += result.stats.handOvers.excused;
+    checkpointWritesDeferred += result.stats.checkpointWritesDeferred;
     if (result.violation) {
       const seeds = failures.get(result.violation.invariant) ?? [];
       seeds.push(seed);
@@ -127,7 +138,15 @@ export async function runSeeds(plan: SeedPlan, write: (text: string) => void): P
       firstFailure ??= result;
     }
   }
-  return { seeds: plan.count, elapsedMs: Date.now() - began, failures, firstFailure, virtualMs, handOvers };
+  return {
+    seeds: plan.count,
+    elapsedMs: Date.now() - began,
+    failures,
+    firstFailure,
+    virtualMs,
+    handOvers,
+    checkpointWritesDeferred,
+  };
 }
 
 export function replayCommand(seed: number, plan: SeedPlan): string {
@@ -137,6 +156,7 @@ export function replayCommand(seed: number, plan: SeedPlan): string {
     plan.mode ? ` SIM_MODE=${plan.mode}` : '',
     plan.balance ? ` SIM_BALANCE=${plan.balance}` : '',
     plan.versions ? ` SIM_VERSIONS=${plan.versions}` : '',
+    plan.checkpointCap ? ` SIM_CHECKPOINT_CAP=${plan.checkpointCap}` : '',
   ].join('');
   return `SIM_SEED=${seed}${env} npx jest test/sim/simulation.test.ts --maxWorkers=1`;
 }
@@ -146,6 +166,9 @@ export function describeReport(report: SeedsReport, plan: SeedPlan): string {
   const lines = [
     `simulation: ${report.seeds} seed(s) from ${plan.first} in ${(report.elapsedMs / 1000).toFixed(1)} s (${(report.elapsedMs / Math.max(1, report.seeds)).toFixed(1)} ms per seed, ${(report.virtualMs / 1000).toFixed(0)} virtual s)`,
     `  planned hand-overs: ${report.handOvers.begun}, ${report.handOvers.late} past their deadline with acks owed, ${report.handOvers.excused} re-emit(s) of acked records they explain`,
+    ...(plan.checkpointCap
+      ? [`  checkpoint writes deferred by the cap (${plan.checkpointCap}/s): ${report.checkpointWritesDeferred}`]
+      : []),
   ];
   for (const [invariant, seeds] of report.failures) {
     lines.push(`  ${invariant}: ${seeds.length} seed(s), e.g. ${seeds.slice(0, 10).join(' ')}`);

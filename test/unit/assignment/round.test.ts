@@ -58,10 +58,11 @@ function setup(options: { taskCount?: number; shards?: number; topology?: string
 
 describe('AssignmentRound', () => {
   it('takes its share of the free shards among the members', async () => {
-    const { state, held, runRound } = setup();
+    const { state, held, runRound, round } = setup();
     state.setOtherMembers(OTHER);
     await runRound();
     expect(held.started).toHaveLength(2);
+    expect(round.membersSharing).toBe(2);
     expect(state.acquired).toEqual(held.started);
   });
 
@@ -76,12 +77,15 @@ describe('AssignmentRound', () => {
   });
 
   it('counts the tasks the topology declares during the start grace, and only then', async () => {
-    const { clock, held, runRound } = setup({ taskCount: 4 });
+    const { clock, held, runRound, round } = setup({ taskCount: 4 });
     await runRound();
     expect(held.started).toHaveLength(1);
+    expect(round.membersSharing).toBe(4);
     await clock.advance(10_000);
     await runRound();
     expect(held.started).toHaveLength(4);
+    // What the checkpoint writes' share is taken from.
+    expect(round.membersSharing).toBe(1);
   });
 
   it('hands over what is beyond its share when a member joins', async () => {
@@ -279,11 +283,12 @@ describe('AssignmentRound with two topologies of one application', () => {
   });
 
   it('active beside a topology that gave way: shares among the reading members only', async () => {
-    const { state, held, runRound } = setup({ topology: 'green-2-2' });
+    const { state, held, runRound, round } = setup({ topology: 'green-2-2' });
     state.setPresence(OTHER, { topology: 'blue-1-1', active: false, standby: false });
     state.setOtherMembers(OTHER);
     await runRound();
     expect(held.started).toHaveLength(4);
+    expect(round.membersSharing).toBe(1);
   });
 
   it('reactivated after giving way: takes nothing back until the other topology is gone', async () => {

@@ -39,6 +39,18 @@ describe('configuration', () => {
     expect(() => at(6)).toThrow('bad configuration: kinesis.spout.maxGetRecordsPerSecond = 6: must be <= 5');
   });
 
+  it('takes a budget of checkpoint writes per second for the application, a whole number from 1, 1,000 by default', () => {
+    const at = (value: unknown) =>
+      validateConfig({ ...minimal, applicationName: 'a', maxCheckpointWritesPerSecond: value })
+        .maxCheckpointWritesPerSecond;
+    expect(validateConfig({ ...minimal, applicationName: 'a' }).maxCheckpointWritesPerSecond).toBe(1_000);
+    expect(at(4)).toBe(4);
+    const key = 'bad configuration: kinesis.spout.maxCheckpointWritesPerSecond';
+    expect(() => at(0)).toThrow(`${key} = 0: must be >= 1`);
+    expect(() => at(2.5)).toThrow(`${key} = 2.5: must be integer`);
+    expect(() => at('100/s')).toThrow(`${key} = "100/s": must be integer`);
+  });
+
   it('takes a record-age limit in whole milliseconds from 1 s to 365 days, none by default', () => {
     const at = (value: unknown) =>
       validateConfig({ ...minimal, applicationName: 'a', maxRecordAgeMs: value }).maxRecordAgeMs;

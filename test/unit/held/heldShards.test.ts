@@ -25,7 +25,7 @@ const quietReader: ShardRecordReader = {
   stop: async () => undefined,
 };
 
-function setUp() {
+function setUp(overrides: Record<string, unknown> = {}) {
   let now = 0;
   const scheduler: Scheduler = {
     now: () => now,
@@ -61,6 +61,7 @@ function setUp() {
       region: 'us-east-1',
       applicationName: 'app',
       zookeeper: { connect: 'zk:2181' },
+      ...overrides,
     }),
     kinesis,
     scheduler,
@@ -70,7 +71,7 @@ function setUp() {
     ),
     stream: { streamName: 'stream' },
     streamLabel: 'stream stream',
-    io: { getRecords: 0, listShards: 0, checkpointWrites: 0 },
+    io: { getRecords: 0, listShards: 0, checkpointWrites: 0, checkpointWritesDeferred: 0 },
     metrics: new SpoutMetrics(0),
     isActive: () => true,
     changed: () => undefined,
@@ -82,7 +83,7 @@ function setUp() {
     await store.acquireLease(SHARD);
     await held.start(session, SHARD);
   };
-  return { zk, held, session, errors, logs, takeLease, advance: (ms: number) => (now += ms) };
+  return { zk, store, held, session, errors, logs, takeLease, advance: (ms: number) => (now += ms) };
 }
 
 const SHARD_END = { v: 1, position: { kind: 'SHARD_END' }, owner: 'someone', updatedAt: '2026-12-01T00:00:00Z' };
@@ -131,5 +132,95 @@ describe('HeldShards', () => {
     }
     expect(held.backingOff(SHARD)).toBe(false);
     expect(errors).toEqual([]);
+  });
+
+  describe('the capped flush', () => {
+    const SHARDS = ['shardId-000000000001', 'shardId-000000000002', 'shardId-000000000003', 'shardId-000000000004'];
+    const record = (shardId: string, sequenceNumber: string) => ({
+      shardId,
+      sequenceNumber,
+      partitionKey: 'k',
+      data: new Uint8Array(1),
+      arrivalMs: 0,
+    });
+
+    /** Holds the four shards, each with one more record emitted and acked (its checkpoint changed). */
+    async function busyShards(overrides: Record<string, unknown> = {}) {
+      const world = setUp(overrides);
+      for (const id of SHARDS) {
+        await world.store.acquireLease(id);
+        await world.held.start(world.session, id);
+      }
+      let sequence = 100;
+      const emitAndAck = () => {
+        for (const id of SHARDS) {
+          const shard = world.held.byId.get(id)!;
+          sequence += 1;
+          shard.push([record(id, String(sequence))]);
+          const { record: taken } = shard.takeNext(0)!;
+          shard.inFlight.ack(taken.sequenceNumber);
+        }
+      };
+      const stored = async (id: string) => (await world.store.readCheckpoint(id))?.position;
+      return { ...world, emitAndAck, stored };
+    }
+
+    it('writes at most the allowance, those written longest ago first, and the rest at the next flushes', async () => {
+      const { held, session, advance, emitAndAck, stored } = await busyShards();
+      emitAndAck();
+      advance(1_000);
+      const first = held.flushCapped(session, 2);
+      await first.done;
+      expect({ written: first.written, deferred: first.deferred, oldestWrittenAt: first.oldestWrittenAt }).toEqual({
+        written: 2,
+        deferred: 2,
+        oldestWrittenAt: 0,
+      });
+      const kinds = await Promise.all(SHARDS.map(async (id) => (await stored(id))?.kind));
+      expect(kinds).toEqual(['AFTER', 'AFTER', 'TRIM_HORIZON', 'TRIM_HORIZON']);
+      // Still busy: the two left behind go first.
+      emitAndAck();
+      advance(1_000);
+      const second = held.flushCapped(session, 2);
+      await second.done;
+      expect(second.oldestWrittenAt).toBe(0);
+      expect((await stored(SHARDS[2]!))?.kind).toBe('AFTER');
+      expect((await stored(SHARDS[3]!))?.kind).toBe('AFTER');
+      // The first two changed again meanwhile: written at the next flush.
+      const third = held.flushCapped(session, 4);
+      await third.done;
+      expect([third.written, third.deferred, third.oldestWrittenAt]).toEqual([2, 0, 1_000]);
+      // Nothing changed since: nothing pending, nothing deferred.
+      const idle = held.flushCapped(session, 0);
+      expect([idle.written, idle.deferred]).toEqual([0, 0]);
+      emitAndAck();
+      const none = held.flushCapped(session, 0);
+      await none.done;
+      expect([none.written, none.deferred]).toEqual([0, 4]);
+    });
+
+    it('a shard handed over writes its last checkpoint at once, whatever the cap left behind', async () => {
+      const { held, session, emitAndAck, stored } = await busyShards();
+      emitAndAck();
+      await held.flushCapped(session, 0).done;
+      const shard = held.byId.get(SHARDS[0]!)!;
+      const acked = shard.committable();
+      held.beginRelease(shard, 'test');
+      await new Promise((resolve) => setImmediate(resolve));
+      held.maintain(session);
+      await shard.writes.idle();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await stored(SHARDS[0]!)).toEqual(acked);
+      expect(held.byId.has(SHARDS[0]!)).toBe(false);
+    });
+
+    it('at most once, every changed checkpoint is written: its emits wait for them', async () => {
+      const { held, session, stored } = await busyShards({ delivery: 'at-most-once' });
+      for (const id of SHARDS) held.byId.get(id)!.push([record(id, '500')]);
+      const flush = held.flushCapped(session, 0);
+      await flush.done;
+      expect([flush.written, flush.deferred]).toEqual([0, 0]);
+      for (const id of SHARDS) expect(await stored(id)).toEqual({ kind: 'AFTER', sequenceNumber: '500' });
+    });
   });
 });

@@ -48,6 +48,7 @@ describe('SpoutMetrics', () => {
       subscriptionsOpened: 0,
       subscriptionRenewals: 0,
       subscriptionRetries: 0,
+      checkpointWritesDeferred: 0,
       emitted: 2,
       acked: 1,
       failed: 1,
