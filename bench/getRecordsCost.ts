@@ -1,18 +1,19 @@
 /**
- * CPU per GetRecords call of idle shards, the SDK's way and the lean way (src/kinesis/leanGetRecords.ts),
- * side by side: one process polls S idle shards of the project's parallel emulator (test/helpers/fastKinesis,
- * its own process, 15 ms a call) once a second each, spread over the second, through the spout's client
- * (createKinesisClient) with `leanGetRecords` off and on, and through a bare unsigned http.request as the floor
- * (the order rotating by round), and the same signed request written to a raw keep-alive socket
- * (src/kinesis/rawHttp.ts) and its answer read by the fast parser; and reports the process's CPU (user + system)
- * per call over each window, with CPUs idle and with both kept busy by `nice -n 19` loops. GET_RECORDS_COST_PROFILE=1
- * runs each window under the inspector's CPU profiler and writes `<mode>-<regime>-<round>.cpuprofile` beside the
- * results; GET_RECORDS_COST_MODES (`sdk,lean,bare,raw`) and GET_RECORDS_COST_REGIMES (`idle,busy`) pick.
+ * CPU per GetRecords call of idle shards, each way of sending one side by side: one process polls S idle
+ * shards of the project's parallel emulator (test/helpers/fastKinesis, its own process, 15 ms a call) once a
+ * second each, spread over the second, and reports the process's CPU (user + system) and TCP connections
+ * opened per call over each window, the modes' order rotating by round, with CPUs idle and with both kept
+ * busy by `nice -n 19` loops. Modes: `sdk` and `lean`, the spout's client (createKinesisClient) with
+ * `leanGetRecords` off and on; `raw` and `agent`, the lean path's signed request alone on its transport
+ * (src/kinesis/rawHttp.ts) and on http.request with the shared agent (its transport before); `bare`, an
+ * unsigned http.request on the agent read by JSON.parse. GET_RECORDS_COST_PROFILE=1 runs each window under
+ * the inspector's CPU profiler and writes `<mode>-<regime>-<round>.cpuprofile` beside the results;
+ * GET_RECORDS_COST_MODES (`sdk,lean,agent,raw,bare`) and GET_RECORDS_COST_REGIMES (`idle,busy`) pick.
  *
  * Usage: tsx bench/getRecordsCost.ts [rounds=3] [shards=256] [seconds=20]; writes bench/results/getRecordsCost-<time>.json.
  */
 import { subscribe } from 'node:diagnostics_channel';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -23,10 +24,10 @@ import {
   type KinesisClient,
 } from '@aws-sdk/client-kinesis';
 import { request } from 'node:http';
-import { createKinesisClient, sharedAgents } from '../src/kinesis/client';
+import { createKinesisClient, sharedAgents, sharedRawPool } from '../src/kinesis/client';
 import { parseGetRecords } from '../src/kinesis/fastGetRecords';
 import { getRecordsBody, getRecordsHeaders } from '../src/kinesis/leanGetRecords';
-import { RawHttpPool } from '../src/kinesis/rawHttp';
+import { requestText } from '../src/kinesis/rawHttp';
 import { SigV4Signer } from '../src/kinesis/sigv4';
 import { createStream, kinesisClient, listAllShards } from '../test/helpers/kinesisAdmin';
 import { startFastKinesis } from '../test/helpers/kinesisServer';
@@ -38,9 +39,10 @@ process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
 
 /**
  * `bare`: a floor, not a client: an unsigned keep-alive http.request on the same agent, its answer JSON.parse'd.
- * `raw`: the lean path's signed request written to a raw socket of rawHttp.ts's pool, its answer read by the fast parser.
+ * `raw` and `agent`: the lean path's signed request without the SDK's client, on rawHttp.ts's pool (the lean
+ * path's transport) or on http.request and the agent (its transport before), its answer read by the fast parser.
  */
-const ALL_MODES = ['sdk', 'lean', 'bare', 'raw'] as const;
+const ALL_MODES = ['sdk', 'lean', 'agent', 'raw', 'bare'] as const;
 type Mode = (typeof ALL_MODES)[number];
 const MODES = (process.env.GET_RECORDS_COST_MODES?.split(',') ?? ALL_MODES).map((m) => {
   if (!(ALL_MODES as readonly string[]).includes(m))
@@ -60,9 +62,17 @@ interface Window {
   calls: number;
   cpuMicrosPerCall: number;
   userMicrosPerCall: number;
+  /** The CPU of the process's main thread alone (the rest: V8's GC and compiler threads, the profiler's). */
+  mainThreadMicrosPerCall: number;
   /** TCP connections opened per call (a pool keeping too few idle sockets opens and closes them). */
   connectsPerCall: number;
   load: number;
+}
+
+/** User + system CPU of this process's main thread (its task id is the process id), from /proc, in µs. */
+function mainThreadMicros(): number {
+  const fields = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / 100) * 1e6;
 }
 
 let connects = 0;
@@ -104,12 +114,36 @@ function bareClient(endpoint: string): KinesisClient {
   return { send, destroy: () => undefined } as unknown as KinesisClient;
 }
 
+/** The body of an answer read whole by Node's http.request on the shared agent (the lean path's transport before rawHttp.ts). */
+function postOnAgent(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ statusCode: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: url.hostname, port: url.port, method: 'POST', path: '/', agent: sharedAgents().http, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ statusCode: res.statusCode ?? -1, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /**
- * The raw transport's client: the lean path's request (its body, headers and SigV4 signature with a cached
- * key), written whole to a socket of a RawHttpPool, a 200 read by the fast parser. A measurement, not a
- * client: anything but a readable 200 throws.
+ * The lean path's request alone (its body, headers and SigV4 signature with a cached key, without the SDK's
+ * client behind it), sent by `transport`: `raw` written whole to a socket of the process's RawHttpPool,
+ * `agent` by http.request on the shared agent; a 200 read by the fast parser. A measurement, not a client:
+ * anything but a readable 200 throws.
  */
-function rawClient(endpoint: string, region: string): KinesisClient {
+function signedClient(endpoint: string, region: string, transport: 'raw' | 'agent'): KinesisClient {
   const url = new URL(endpoint);
   const route = {
     protocol: url.protocol as 'http:' | 'https:',
@@ -120,12 +154,6 @@ function rawClient(endpoint: string, region: string): KinesisClient {
     region,
     service: 'kinesis',
   };
-  const pool = new RawHttpPool({
-    maxSockets: 16,
-    maxFreeSockets: 4,
-    idleTimeoutMs: 30_000,
-    connectionTimeoutMs: 5_000,
-  });
   const signer = new SigV4Signer();
   const credentials = {
     accessKeyId: process.env.AWS_ACCESS_KEY_ID!,
@@ -140,16 +168,16 @@ function rawClient(endpoint: string, region: string): KinesisClient {
       'kinesis',
       new Date(),
     );
-    let request = 'POST / HTTP/1.1\r\n';
-    for (const name in signed.headers) request += `${name}: ${signed.headers[name]}\r\n`;
-    request += `\r\n${body}`;
-    const answer = await pool.request(route, request);
+    const answer =
+      transport === 'raw'
+        ? await sharedRawPool().request(route, requestText('POST', '/', signed.headers, body))
+        : await postOnAgent(url, signed.headers, body);
     const fast =
       answer.statusCode === 200 && !(answer.body instanceof Error) ? parseGetRecords(answer.body) : undefined;
-    if (!fast) throw new Error(`raw GetRecords: ${answer.statusCode} ${String(answer.body)}`);
+    if (!fast) throw new Error(`${transport} GetRecords: ${answer.statusCode} ${String(answer.body)}`);
     return fast;
   };
-  return { send, destroy: () => pool.destroy() } as unknown as KinesisClient;
+  return { send, destroy: () => undefined } as unknown as KinesisClient;
 }
 
 /** Polls every shard once a second for `seconds`, each at its own offset in the second; the calls made. */
@@ -208,8 +236,8 @@ async function main(): Promise<void> {
             const client =
               mode === 'bare'
                 ? bareClient(server.endpoint)
-                : mode === 'raw'
-                  ? rawClient(server.endpoint, server.region)
+                : mode === 'raw' || mode === 'agent'
+                  ? signedClient(server.endpoint, server.region, mode)
                   : createKinesisClient({
                       region: server.region,
                       endpoint: server.endpoint,
@@ -222,6 +250,7 @@ async function main(): Promise<void> {
               await session.post('Profiler.start');
             }
             const connectsBefore = connects;
+            const mainBefore = mainThreadMicros();
             const cpu = process.cpuUsage();
             const calls = await poll(client, iterators, seconds);
             const used = process.cpuUsage(cpu);
@@ -240,11 +269,12 @@ async function main(): Promise<void> {
               cpuMicrosPerCall: (used.user + used.system) / calls,
               userMicrosPerCall: used.user / calls,
               connectsPerCall: (connects - connectsBefore) / calls,
+              mainThreadMicrosPerCall: (mainThreadMicros() - mainBefore) / calls,
               load: loadavg()[0],
             };
             windows.push(window);
             process.stdout.write(
-              `getRecords cost round ${round + 1} ${regime} ${mode}: ${calls} calls, ${window.cpuMicrosPerCall.toFixed(0)} us CPU/call (user ${window.userMicrosPerCall.toFixed(0)}), ${window.connectsPerCall.toFixed(3)} connects/call, load ${window.load.toFixed(2)}\n`,
+              `getRecords cost round ${round + 1} ${regime} ${mode}: ${calls} calls, ${window.cpuMicrosPerCall.toFixed(0)} us CPU/call (user ${window.userMicrosPerCall.toFixed(0)}, main thread ${window.mainThreadMicrosPerCall.toFixed(0)}), ${window.connectsPerCall.toFixed(3)} connects/call, load ${window.load.toFixed(2)}\n`,
             );
             client.destroy();
           }
@@ -269,9 +299,10 @@ async function main(): Promise<void> {
   const pairs = (
     [
       ['sdk', 'lean'],
+      ['agent', 'raw'],
       ['lean', 'raw'],
       ['bare', 'raw'],
-      ['lean', 'bare'],
+      ['bare', 'lean'],
     ] as const
   ).filter(([a, b]) => MODES.includes(a) && MODES.includes(b));
   const ratios = Object.fromEntries(
