@@ -1,7 +1,8 @@
 /**
  * The Kinesis client: HTTP/1.1 keep-alive (emulators break on HTTP/2), default credential chain, optional role.
  * Every client of the process shares one request handler, so one pool of sockets whatever the shards held:
- * a socket is opened only while requests overlap, and at most a few idle ones are kept.
+ * a socket is opened only while requests overlap, and at most a few idle ones are kept. The lean GetRecords
+ * path has one pool of its own for the process (sharedRawPool), of at most as many sockets.
  */
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
@@ -67,7 +68,7 @@ export function sharedRawPool(): RawHttpPool {
   return rawPool;
 }
 
-/** The process's one HTTP and one HTTPS agent: the request handler's, and the lean GetRecords path's. */
+/** The process's one HTTP and one HTTPS agent: the request handler's. */
 export function sharedAgents(): { http: HttpAgent; https: HttpsAgent } {
   agents ??= { http: new HttpAgent(AGENT_OPTIONS), https: new HttpsAgent(AGENT_OPTIONS) };
   return agents;
