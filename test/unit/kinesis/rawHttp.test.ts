@@ -48,6 +48,15 @@ async function listen<S extends Server>(
   return { target: { protocol: 'http:', hostname: '127.0.0.1', port }, connections: () => sockets.length, sockets };
 }
 
+/** Waits until `probe` holds (a machine under load can be slow to deliver a close), at most 10 s. */
+async function until(what: string, probe: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 const http = (handler: RequestListener, keepAliveTimeout = 5_000) =>
   listen(Object.assign(createHttpServer(handler), { keepAliveTimeout }));
 
@@ -128,9 +137,10 @@ describe('connections reused, bounded, closed', () => {
     const p = pool({ idleTimeoutMs: 100 });
     await p.request(server.target, REQUEST);
     expect(p.idleCount()).toBe(1);
-    await new Promise((r) => setTimeout(r, 1_300));
-    expect(p.idleCount()).toBe(0);
-    expect(server.closed()).toBe(1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(p.idleCount()).toBe(1); // the sweep runs each second
+    await until('the sweep', () => p.idleCount() === 0);
+    await until('the server to see the close', () => server.closed() === 1);
   });
 });
 
@@ -150,8 +160,7 @@ describe('a connection that misbehaves is never reused', () => {
     const server = await tcp((socket) => socket.write('SSH-2.0-OpenSSH\r\n\r\n'));
     const p = pool();
     await expect(p.request(server.target, REQUEST)).rejects.toThrow(/not an HTTP\/1.x status line/);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(server.closed()).toBe(1);
+    await until('the server to see the close', () => server.closed() === 1);
   });
 
   test("closed before any answer: the SDK handler's socket hang up (ECONNRESET, a TimeoutError)", async () => {
@@ -176,21 +185,23 @@ describe('a connection that misbehaves is never reused', () => {
     });
     const q = pool();
     await q.request(idle.target, REQUEST);
-    await new Promise((r) => setTimeout(r, 80));
-    expect(q.idleCount()).toBe(0);
-    expect(idle.closed()).toBe(1);
+    expect(q.idleCount()).toBe(1);
+    await until('the late bytes to close the idle socket', () => q.idleCount() === 0);
+    await until('the server to see the close', () => idle.closed() === 1);
   });
 
   test('an abort: an AbortError at once, the socket closed; an aborted signal sends nothing', async () => {
-    const server = await tcp(() => undefined);
+    let received = 0;
+    const server = await tcp(() => {
+      received += 1;
+    });
     const p = pool();
     const controller = new AbortController();
     const sent = p.request(server.target, REQUEST, controller.signal);
-    await new Promise((r) => setTimeout(r, 50));
+    await until('the request to arrive', () => received > 0);
     controller.abort('shard released');
     await expect(sent).rejects.toMatchObject({ name: 'AbortError', message: 'shard released' });
-    await new Promise((r) => setTimeout(r, 50));
-    expect(server.closed()).toBe(1);
+    await until('the server to see the close', () => server.closed() === 1);
     await expect(p.request(server.target, REQUEST, controller.signal)).rejects.toMatchObject({ name: 'AbortError' });
     expect(server.connections()).toBe(1);
   });
