@@ -1,7 +1,8 @@
 /**
  * The Kinesis client: HTTP/1.1 keep-alive (emulators break on HTTP/2), default credential chain, optional role.
  * Every client of the process shares one request handler, so one pool of sockets whatever the shards held:
- * a socket is opened only while requests overlap, and at most a few idle ones are kept.
+ * a socket is opened only while requests overlap, and at most a few idle ones are kept. The lean GetRecords
+ * path has one pool of its own for the process (sharedRawPool), of at most as many sockets.
  */
 import { KinesisClient } from '@aws-sdk/client-kinesis';
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
@@ -12,6 +13,7 @@ import type { RetryStrategyV2 } from '@smithy/types';
 import { isThrottling } from './errors';
 import { readGetRecordsFast } from './fastGetRecords';
 import { readGetRecordsLean } from './leanGetRecords';
+import { RawHttpPool } from './rawHttp';
 
 /** The one call the spout makes on the client: a fake stands in for it in the simulation. */
 export type KinesisApi = Pick<KinesisClient, 'send'>;
@@ -49,8 +51,24 @@ const CONNECTION_TIMEOUT_MS = 5_000;
 
 let shared: NodeHttpHandler | undefined;
 let agents: { http: HttpAgent; https: HttpsAgent } | undefined;
+let rawPool: RawHttpPool | undefined;
 
-/** The process's one HTTP and one HTTPS agent: the request handler's, and the lean GetRecords path's. */
+/**
+ * The lean GetRecords path's connections (rawHttp.ts), apart from the agents: as many as the agents open,
+ * and all of them kept while used (closed after the agents' idle timeout): polling 256 shards, a pool keeping
+ * only 4 idle opened a new connection every 3 to 16 calls (bench/getRecordsCost.ts, `connectsPerCall`).
+ */
+export function sharedRawPool(): RawHttpPool {
+  rawPool ??= new RawHttpPool({
+    maxSockets: MAX_SOCKETS,
+    maxFreeSockets: MAX_SOCKETS,
+    idleTimeoutMs: AGENT_OPTIONS.timeout,
+    connectionTimeoutMs: CONNECTION_TIMEOUT_MS,
+  });
+  return rawPool;
+}
+
+/** The process's one HTTP and one HTTPS agent: the request handler's. */
 export function sharedAgents(): { http: HttpAgent; https: HttpsAgent } {
   agents ??= { http: new HttpAgent(AGENT_OPTIONS), https: new HttpsAgent(AGENT_OPTIONS) };
   return agents;
@@ -126,6 +144,6 @@ export function createKinesisClient(config: KinesisClientOptions): KinesisClient
   leaveThrottledReadsToTheReader(client);
   if (config.fastGetRecords !== false) readGetRecordsFast(client);
   if (config.fastGetRecords !== false && config.leanGetRecords !== false)
-    readGetRecordsLean(client, { agents: sharedAgents(), connectionTimeoutMs: CONNECTION_TIMEOUT_MS });
+    readGetRecordsLean(client, { pool: sharedRawPool() });
   return client;
 }

@@ -2,7 +2,8 @@
  * GetRecords without the SDK's per-call machinery: every shard held is polled about once a second, and a call
  * through the SDK cost ~500 µs of CPU (its middleware stack, its signer deriving the key again, its HTTP
  * handler) where the bytes need a fraction of that. Here a GetRecords is a JSON body signed by sigv4.ts with a
- * cached key, POSTed on the process's one keep-alive agent, and its 200 read by fastGetRecords.ts's parser.
+ * cached key, written whole to a keep-alive socket of the process's one raw pool (rawHttp.ts: Node's
+ * `http.request` alone cost more than the rest of the call), and its 200 read by fastGetRecords.ts's parser.
  *
  * The SDK stays the reference for everything else, and the lean path only ever gives what the SDK would:
  * - Where to send (endpoint, host, signing region and service) is learned from the SDK's own first GetRecords
@@ -18,10 +19,9 @@
  */
 import { GetRecordsCommand, type GetRecordsCommandOutput, type KinesisClient } from '@aws-sdk/client-kinesis';
 import type { AwsCredentialIdentity, RetryStrategyV2 } from '@smithy/types';
-import { type Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
-import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 import { parseGetRecords } from './fastGetRecords';
+import { type RawAnswer, type RawHttpPool, requestText } from './rawHttp';
 import { SigV4Signer, type SigningCredentials } from './sigv4';
 
 /** Where the SDK sends a GetRecords, and the scope it signs it in: learned from its own request. */
@@ -37,10 +37,8 @@ export interface GetRecordsRoute {
 }
 
 export interface LeanOptions {
-  /** The process's agents (client.ts): the lean path opens no pool of its own. */
-  agents: { http: HttpAgent; https: HttpsAgent };
-  /** As the shared request handler's: a new socket that has not connected by then fails with a TimeoutError. */
-  connectionTimeoutMs: number;
+  /** The process's one raw connection pool (client.ts): its connect timeout is the shared handler's. */
+  pool: RawHttpPool;
   /**
    * Told, per GetRecords, which way it went: `lean` answered here, `handed` sent here and its answer handed
    * to the SDK, `sdk` sent by the SDK (a route not learned yet, a request this path does not make). For tests.
@@ -58,14 +56,6 @@ const REFRESH_BEFORE_MS = 300_000;
 const SKEW_SAMPLE_MAX_MS = 900_000;
 /** Marks a command whose first attempt was made here: the SDK reads this answer instead of sending it. */
 const ANSWERED = Symbol('kinesis-spout.leanAnswer');
-
-interface RawAnswer {
-  statusCode: number;
-  reason: string | undefined;
-  headers: Record<string, string>;
-  /** The body, or the error that cut it off. */
-  body: Buffer | Error;
-}
 
 /** What the lean attempt came to, for the SDK to take as its first attempt: an answer, or a transport failure. */
 type FirstAttempt = { answer: RawAnswer; used: boolean } | { error: unknown; used: boolean };
@@ -117,30 +107,7 @@ export function routeOf(request: unknown): GetRecordsRoute | undefined {
   };
 }
 
-function abortError(signal: AbortSignal): Error {
-  // As the SDK's handler builds it.
-  const reason: unknown = signal.reason;
-  const error = new Error(reason && !(reason instanceof Error) ? String(reason) : 'Request aborted');
-  error.name = 'AbortError';
-  if (reason instanceof Error) error.cause = reason;
-  return error;
-}
-
-/** The SDK's handler calls these timeouts (a reset, a broken pipe, a TCP timeout). */
-const TIMEOUT_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
-
-/** Headers as the SDK's handler gives them: repeated ones joined with commas. */
-function headersOf(message: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  const raw = message.headers;
-  for (const name in raw) {
-    const value = raw[name];
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(',') : value;
-  }
-  return out;
-}
-
-/** One POST on `agents`, the whole answer read; rejects as the SDK's handler would on the same failure. */
+/** One POST on the pool, the whole answer read; rejects as the SDK's handler would on the same failure. */
 function post(
   route: GetRecordsRoute,
   headers: Record<string, string>,
@@ -148,69 +115,7 @@ function post(
   options: LeanOptions,
   signal: AbortSignal | undefined,
 ): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortError(signal));
-      return;
-    }
-    const https = route.protocol === 'https:';
-    const send = https ? httpsRequest : httpRequest;
-    const req = send(
-      {
-        host: route.hostname,
-        port: route.port,
-        method: 'POST',
-        path: route.path,
-        headers,
-        agent: https ? options.agents.https : options.agents.http,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        const answer = (payload: Buffer | Error) =>
-          resolve({
-            statusCode: res.statusCode ?? -1,
-            reason: res.statusMessage,
-            headers: headersOf(res),
-            body: payload,
-          });
-        res.on('end', () => answer(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-        // The SDK's deserializer meets a body cut off when it reads it: so does the SDK here.
-        res.on('error', (err) => answer(err));
-        res.on('aborted', () => answer(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      reject(err.code && TIMEOUT_CODES.has(err.code) ? Object.assign(err, { name: 'TimeoutError' }) : err);
-    });
-    if (signal) {
-      const onAbort = () => {
-        req.destroy();
-        reject(abortError(signal));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      req.once('close', () => signal.removeEventListener('abort', onAbort));
-    }
-    // Only a socket being opened can time out connecting (a kept-alive one is connected): no timer per call.
-    req.once('socket', (socket) => {
-      if (!socket.connecting) return;
-      const timer = setTimeout(() => {
-        req.destroy();
-        reject(
-          Object.assign(
-            new Error(
-              `@smithy/node-http-handler - the request socket did not establish a connection with the server within the configured timeout of ${options.connectionTimeoutMs} ms.`,
-            ),
-            { name: 'TimeoutError' },
-          ),
-        );
-      }, options.connectionTimeoutMs);
-      socket.once('connect', () => clearTimeout(timer));
-      req.once('close', () => clearTimeout(timer));
-    });
-    // The SDK's handler only warns past its requestTimeout (it is not set to throw), so nothing here either.
-    req.end(body);
-  });
+  return options.pool.request(route, requestText('POST', route.path, headers, body), signal);
 }
 
 /** A body whose reading fails with `err`, as the connection's did. */

@@ -4,7 +4,7 @@
  * millisBehindLatest, child shards), and the same errors (class, name, message, `$fault`, `$metadata`) with
  * the same number of requests on the wire, through the fault proxy: a bad iterator, an unknown stream, an
  * expired iterator, a throttle (sent once, not retried), 500s (retried by the SDK up to its 3 attempts),
- * and a refused connection.
+ * and a refused connection. On kinesalite and the parallel emulator too, the same records.
  */
 import {
   DeleteStreamCommand,
@@ -14,11 +14,12 @@ import {
   type KinesisClient,
   PutRecordsCommand,
 } from '@aws-sdk/client-kinesis';
-import { createKinesisClient, sharedAgents } from '../../src/kinesis/client';
+import { createKinesisClient, sharedAgents, sharedRawPool } from '../../src/kinesis/client';
 import { readGetRecordsLean } from '../../src/kinesis/leanGetRecords';
 import { servicesForFile, uniqueName } from '../helpers/fixture';
 import { type HttpFaultProxy, KinesisFault, startHttpFaultProxy } from '../helpers/httpFaultProxy';
-import { createStream, listAllShards, splitShard } from '../helpers/kinesisAdmin';
+import { createStream, kinesisClient, listAllShards, splitShard } from '../helpers/kinesisAdmin';
+import { type KinesisServer, startFastKinesis, startKinesalite } from '../helpers/kinesisServer';
 import { kplAggregate } from '../helpers/kpl';
 
 process.env.AWS_ACCESS_KEY_ID ??= 'test';
@@ -35,6 +36,7 @@ afterAll(async () => {
   for (const client of clients) client.destroy();
   await proxy.close();
   sharedAgents().http.destroy();
+  sharedRawPool().destroy();
 });
 
 /** The SDK's client as the spout makes it, without the lean path, and one with it (its ways counted). */
@@ -44,8 +46,7 @@ function bothClients(endpoint: string) {
   const lean = createKinesisClient({ region, endpoint, leanGetRecords: false });
   const ways = { lean: 0, sdk: 0, handed: 0 };
   readGetRecordsLean(lean, {
-    agents: sharedAgents(),
-    connectionTimeoutMs: 5_000,
+    pool: sharedRawPool(),
     observe: (way) => {
       ways[way] += 1;
     },
@@ -154,6 +155,51 @@ test("a shard read to its end through a split: the lean path's outputs are the S
   expect(outputs.every((o) => typeof o.MillisBehindLatest === 'number')).toBe(true);
   // The first call of each route (no ARN, then the ARN) is the SDK's, where the lean path learns where to send.
   expect(ways).toEqual({ lean: outputs.length - 2, sdk: 2, handed: 0 });
+});
+
+describe.each([
+  ['kinesalite', startKinesalite],
+  ['the parallel emulator', startFastKinesis],
+])("on %s: the lean path's outputs are the SDK's", (_name, start) => {
+  let server: KinesisServer;
+  beforeAll(async () => {
+    server = await start();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test('records, an empty batch at the tip, the next iterators', async () => {
+    const admin = kinesisClient(server);
+    clients.push(admin);
+    const stream = uniqueName('lean-other');
+    await createStream(admin, stream, 1);
+    const [shard] = (await listAllShards(admin, stream)).map((s) => s.ShardId!);
+    await admin.send(
+      new PutRecordsCommand({
+        StreamName: stream,
+        Records: ['a', 'clé-🙂', 'c'].map((k, i) => ({ PartitionKey: k, Data: Buffer.from(`record ${i} 🙂`) })),
+      }),
+    );
+    const { sdk, lean, ways } = bothClients(server.endpoint);
+    const first = await iteratorOf(admin, stream, shard);
+    let iterators: [string | undefined, string | undefined] = [first, first];
+    const records: number[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      // Within the parallel emulator's 5 reads a second per shard.
+      if (i > 0) await new Promise((r) => setTimeout(r, 500));
+      const expected = await sdk.send(new GetRecordsCommand({ ShardIterator: iterators[0], Limit: 2 }));
+      const actual = await lean.send(new GetRecordsCommand({ ShardIterator: iterators[1], Limit: 2 }));
+      const { MillisBehindLatest: _a, ...sameActual } = comparable(actual);
+      const { MillisBehindLatest: _e, ...sameExpected } = comparable(expected);
+      expect(sameActual).toEqual(sameExpected);
+      records.push(actual.Records?.length ?? -1);
+      iterators = [expected.NextShardIterator, actual.NextShardIterator];
+    }
+    expect(records).toEqual([2, 1, 0, 0]);
+    // The first call is the SDK's, where the lean path learns where to send.
+    expect(ways).toEqual({ lean: 3, sdk: 1, handed: 0 });
+  });
 });
 
 describe('errors: the SDK meaning, the same requests on the wire', () => {

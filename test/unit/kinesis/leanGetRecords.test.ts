@@ -9,7 +9,7 @@ import { DescribeStreamSummaryCommand, GetRecordsCommand, KinesisClient } from '
 import { Sha256 } from '@smithy/core/checksum';
 import { HttpRequest } from '@smithy/core/protocols';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { sharedAgents, sharedRequestHandler } from '../../../src/kinesis/client';
+import { sharedAgents, sharedRawPool, sharedRequestHandler } from '../../../src/kinesis/client';
 import { readGetRecordsLean, routeOf } from '../../../src/kinesis/leanGetRecords';
 
 interface Seen {
@@ -39,6 +39,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   sharedAgents().http.destroy();
+  sharedRawPool().destroy();
   await new Promise((resolve) => server.close(resolve));
 });
 beforeEach(() => {
@@ -93,7 +94,7 @@ function leanClient(
     maxAttempts: 3,
   });
   const ways: string[] = [];
-  readGetRecordsLean(client, { agents: sharedAgents(), connectionTimeoutMs: 5_000, observe: (way) => ways.push(way) });
+  readGetRecordsLean(client, { pool: sharedRawPool(), observe: (way) => ways.push(way) });
   return { client, ways };
 }
 
@@ -118,6 +119,9 @@ test("each lean request verifies under the SDK's signer, session token included;
   for (const request of seen) {
     expect(request.headers['x-amz-security-token']).toBe('token//1==');
     expect(request.headers.authorization).toBe(await sdkAuthorization(request, 'secret/key+1', 'token//1=='));
+    // Every header the signature covers was sent (the SDK's signer adds a missing x-amz-content-sha256 itself).
+    const signedNames = /SignedHeaders=([^,]+)/.exec(String(request.headers.authorization))![1].split(';');
+    expect(signedNames.filter((name) => request.headers[name] === undefined)).toEqual([]);
   }
   // The lean requests: the body as the SDK serialized the first one.
   expect(seen[1].body).toBe('{"ShardIterator":"it-1","Limit":100}');
