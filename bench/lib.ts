@@ -31,8 +31,34 @@ export function percentile(values: number[], p: number): number {
 const CLOCK_TICKS = 100; // USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s
 
 export function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+  return statCpuMicros(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/**
+ * A /proc/<pid>/stat line's CPU time, user + system of every thread the process has had, in µs. The
+ * command name (in parentheses) may hold spaces and parentheses itself: the fields are counted from the
+ * last ") ".
+ */
+export function statCpuMicros(stat: string): number {
+  const end = stat.lastIndexOf(') ');
+  const fields = stat.slice(end + 2).split(' ');
+  const user = Number(fields[11]);
+  const system = Number(fields[12]);
+  if (end < 0 || !Number.isFinite(user) || !Number.isFinite(system))
+    throw new Error(`not a /proc/<pid>/stat line: ${stat.slice(0, 80)}`);
+  return ((user + system) / CLOCK_TICKS) * 1e6;
+}
+
+/** Resident memory of a live process now, in MiB. */
+export function rssMiB(pid: number): number {
+  return statusRssMiB(readFileSync(`/proc/${pid}/status`, 'utf8'));
+}
+
+/** The `VmRSS:` line of a /proc/<pid>/status text, in MiB (one decimal). */
+export function statusRssMiB(status: string): number {
+  const kiB = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (kiB === undefined) throw new Error('no VmRSS line in /proc/<pid>/status (a process that has exited?)');
+  return Math.round(Number(kiB) / 102.4) / 10;
 }
 
 /** Peak resident memory of a live process, in MiB. */

@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { FanOutFigures } from './fanOut';
 import type { ClientFigures } from './fanOutScale';
+import type { KclSideFigures } from './kclSideBySide';
 import type { TrickleFigures } from './trickle';
 import type { GetRecordsDecodeFigures, SpoutWireFigures } from './decode';
 import type { TwoAppsFigures, TwoAppsMode } from './twoApps';
@@ -54,6 +55,8 @@ export interface Report {
   trickle?: TrickleFigures;
   /** One process holding many fan-out subscriptions (bench/fanOutScale.ts); written by hand to its page. */
   fanOutScale?: ClientFigures[];
+  /** KCL 2.7.0 and one spout process side by side, idle cost and pickup (bench/kclSideBySide.ts); written by hand to its page. */
+  kclSideBySide?: KclSideFigures;
   /** RSS of one process holding idle shards (bench/idleMemory.ts); not on the page yet. */
   idleMemory?: IdleMemoryRun[];
   /** RSS of busy tasks over a long run with resharding and failed tuples (bench/memorySoak.ts). */

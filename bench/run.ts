@@ -34,6 +34,12 @@
  * fanOutScale: one process holding 1,024 fan-out subscriptions through two renewals' worth of lifetimes, the
  * SDK's HTTP/2 handler against the spout's (bench/fanOutScale.ts; docs/benchmarks-thousands.md). Both run only
  * when named, and in BENCH_QUICK's smoke run.
+ * kclSideBySide: the real KCL 2.7.0 (Java, test/kcl, lease table on dynalite) and one spout process, each alone
+ * holding 64 then 256 idle shards of the parallel emulator: idle CPU per shard and per GetRecords, RSS, pickup
+ * (bench/kclSideBySide.ts; docs/benchmarks-thousands.md): BENCH_KCL_SHARDS=64,256, BENCH_ROUNDS, BENCH_REGIMES,
+ * BENCH_KCL_SETTLE_S, BENCH_KCL_WINDOW_S. Run only when named, and not in BENCH_QUICK's smoke run: a fresh KCL
+ * application's first shard sync waits 1-30 s on an empty lease table and then its 60 s sync interval before it
+ * takes a lease, so even 4 shards cost over 90 s.
  * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,spoutPaced,
  * BENCH_STORM_PENDING=100,1000,5000, BENCH_STORM_ROUNDS, BENCH_STORM_SECONDS, BENCH_REGIMES,
  * BENCH_STORM_SERIALIZER (a `topology.multilang.serializer` class for the shell spouts but spoutCompact, which has
@@ -68,6 +74,7 @@ import { twoAppsBench } from './twoApps';
 import { BALANCE_MODES, type BalanceMode, balanceBench } from './balance';
 import { DEPLOY_WAYS, type DeployWay, deployBench } from './deploy';
 import { fanOutScaleBench, fanOutScaleOptions } from './fanOutScale';
+import { kclSideBySideBench, kclSideOptions } from './kclSideBySide';
 import { trickleBench, trickleOptions } from './trickle';
 
 const ROOT = resolve(__dirname, '..');
@@ -76,8 +83,11 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const DEFAULT_SECTIONS: string[] = [...PAGE_SECTIONS, 'idleMemory'];
 /** Sections whose figures are written by hand to their page: run when named, and in the quick smoke run. */
 const NAMED_SECTIONS = ['trickle', 'fanOutScale'];
-const ALL_SECTIONS: string[] = [...DEFAULT_SECTIONS, ...LONG_SECTIONS, ...NAMED_SECTIONS];
-const SECTIONS = (process.env.BENCH_SECTIONS ?? (QUICK ? ALL_SECTIONS : DEFAULT_SECTIONS).join(',')).split(',');
+/** Run only when named, not even in the quick smoke run (too long there). */
+const NAMED_ONLY_SECTIONS = ['kclSideBySide'];
+const QUICK_SECTIONS: string[] = [...DEFAULT_SECTIONS, ...LONG_SECTIONS, ...NAMED_SECTIONS];
+const ALL_SECTIONS: string[] = [...QUICK_SECTIONS, ...NAMED_ONLY_SECTIONS];
+const SECTIONS = (process.env.BENCH_SECTIONS ?? (QUICK ? QUICK_SECTIONS : DEFAULT_SECTIONS).join(',')).split(',');
 const unknownSections = SECTIONS.filter((s) => !ALL_SECTIONS.includes(s));
 if (unknownSections.length)
   throw new Error(`BENCH_SECTIONS: unknown ${unknownSections.join(', ')}; allowed: ${ALL_SECTIONS.join(', ')}`);
@@ -173,6 +183,7 @@ async function main(): Promise<void> {
       report.fanOut = { decode: await decodeBench(QUICK ? 1 : 3, [1, 64], QUICK ? 4_000 : 32_000, log) };
     if (has('trickle')) report.trickle = await trickleBench(zk, trickleOptions(QUICK), log);
     if (has('fanOutScale')) report.fanOutScale = await fanOutScaleBench(fanOutScaleOptions(QUICK), log);
+    if (has('kclSideBySide')) report.kclSideBySide = await kclSideBySideBench(zk, kclSideOptions(QUICK), log);
     if (has('scaleSim'))
       report.scaleSim = await scaleSimBench(
         parseSizes(process.env.SCALE_SIM ?? (QUICK ? '16x4' : '64x8,256x16,1024x32,4096x64,8192x128')),

@@ -10,6 +10,8 @@ import { freePort, scratchDir, spawnLogged, stopProcess, waitUntilReady } from '
 
 export interface DynaliteServer {
   endpoint: string;
+  /** The server process's pid (its CPU read from /proc by the benchmarks). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export async function startDynalite(): Promise<DynaliteServer> {
   await waitUntilReady('dynalite', child, logFile, listening, 20_000);
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    pid: child.pid ?? 0,
     async stop() {
       // Gone already (the suite's teardown may have ended it first): nothing to stop.
       await stopProcess(child).catch((err: NodeJS.ErrnoException) => {

@@ -297,6 +297,24 @@ describe('fast emulator against the SDK client', () => {
     expect(again.ChildShards).toHaveLength(2);
   });
 
+  test('ListShards filters after a split: AT_LATEST the open shards, AT_TRIM_HORIZON the first ones, FROM_TRIM_HORIZON all', async () => {
+    const name = await newStream(2);
+    const children = await splitShard(client, name, 'shardId-000000000000');
+    const listed = async (Type: 'AT_LATEST' | 'AT_TRIM_HORIZON' | 'FROM_TRIM_HORIZON') => {
+      const ids: string[] = [];
+      let page = await client.send(new ListShardsCommand({ StreamName: name, ShardFilter: { Type }, MaxResults: 1 }));
+      ids.push(...page.Shards!.map((s) => s.ShardId!));
+      while (page.NextToken) {
+        page = await client.send(new ListShardsCommand({ NextToken: page.NextToken, MaxResults: 1 }));
+        ids.push(...page.Shards!.map((s) => s.ShardId!));
+      }
+      return ids;
+    };
+    expect(await listed('AT_LATEST')).toEqual(['shardId-000000000001', ...children]);
+    expect(await listed('AT_TRIM_HORIZON')).toEqual(['shardId-000000000000', 'shardId-000000000001']);
+    expect(await listed('FROM_TRIM_HORIZON')).toEqual(['shardId-000000000000', 'shardId-000000000001', ...children]);
+  });
+
   test('UpdateShardCount: UPDATING, then ACTIVE with every shard split (doubling) or pairs merged (halving)', async () => {
     const name = await newStream(4);
     const scale = (target: number) =>

@@ -339,14 +339,16 @@ export class FastKinesis {
   }
 
   /**
-   * Paged by position in id order. ShardFilter: AFTER_SHARD_ID, AT_LATEST (open shards) and FROM_TRIM_HORIZON
-   * (every shard: nothing expires here); the others are refused as unsupported.
+   * Paged by position in id order. ShardFilter: AFTER_SHARD_ID, AT_LATEST (open shards), FROM_TRIM_HORIZON
+   * (every shard: nothing expires here) and AT_TRIM_HORIZON (the shards open at the trim horizon: nothing
+   * expires, so the stream's first ones, those without parents; KCL 2.x lists so from TRIM_HORIZON); the
+   * others are refused as unsupported.
    */
   private listShards(input: Json): Json {
     const limit = integer(input, 'MaxResults', 1, 10_000) ?? 1_000;
     let stream: FastStream;
     let from: number;
-    let openOnly = false;
+    let only: '' | 'AT_LATEST' | 'AT_TRIM_HORIZON' = '';
     const token = text(input, 'NextToken');
     if (token !== undefined) {
       if (
@@ -365,7 +367,7 @@ export class FastKinesis {
       if (!named || String(named.generation) !== generation) throw notFound(`Stream ${name} not found.`);
       stream = named;
       from = Number(index);
-      openOnly = filter === 'AT_LATEST';
+      only = filter === 'AT_LATEST' || filter === 'AT_TRIM_HORIZON' ? filter : '';
     } else {
       stream = this.named(input);
       if (stream.status === StreamStatus.Creating || stream.status === StreamStatus.Deleting)
@@ -380,7 +382,7 @@ export class FastKinesis {
           const id = text(filter, 'ShardId');
           if (id === undefined) throw invalid('ShardFilter AFTER_SHARD_ID needs a ShardId');
           from = stream.indexAfter(id);
-        } else if (type === 'AT_LATEST') openOnly = true;
+        } else if (type === 'AT_LATEST' || type === 'AT_TRIM_HORIZON') only = type;
         else if (type !== 'FROM_TRIM_HORIZON') throw invalid(`ShardFilter ${type} is not supported by this emulator`);
       }
     }
@@ -389,11 +391,11 @@ export class FastKinesis {
     let i = from;
     for (; i < stream.shards.length && page.length < Math.min(limit, 1_000); i += 1) {
       const shard = stream.shards[i];
-      if (!openOnly || shard.endingSequenceNumber === undefined) page.push(shard);
+      if (only === 'AT_LATEST' ? shard.endingSequenceNumber === undefined : only === '' || shard.parents.length === 0)
+        page.push(shard);
     }
     const out: Json = { Shards: page.map(shardOut) };
-    if (i < stream.shards.length)
-      out.NextToken = encode([stream.name, stream.generation, i, openOnly ? 'AT_LATEST' : '', this.clock()]);
+    if (i < stream.shards.length) out.NextToken = encode([stream.name, stream.generation, i, only, this.clock()]);
     return out;
   }
 

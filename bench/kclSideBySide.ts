@@ -1,0 +1,308 @@
+/**
+ * KCL side by side (issue 35, item 5; docs/benchmarks-thousands.md): the real KCL 2.7.0 (test/kcl's
+ * KclBench: KCL's defaults but the endpoints, the lease table's name, polling, TRIM_HORIZON and metrics off,
+ * a processor that only counts) with its lease table on dynalite, and one spout process driven as Storm's
+ * ShellSpout drives it (test/helpers/stormDriver.ts) with real ZooKeeper, its defaults but the servers.
+ * Each alone in its process with a stream of S shards of its own on the project's parallel emulator
+ * (test/helpers/fastKinesis, 15 ms a call), reached through a proxy that counts the calls
+ * (bench/scale/kinesisCounter.ts); one at a time, the order alternating by round, sizes in turn.
+ * Each window: one record put to every shard before the process starts; pickup = start → every shard's
+ * first record handled; then, every shard read, `settleSeconds` of rest and a `windowSeconds` window with
+ * no records: the process's CPU (user + system from /proc/<pid>/stat, the JVM's whole process for KCL),
+ * its GetRecords calls, its RSS at the end, and beside them the CPU of its store (dynalite or ZooKeeper),
+ * of the emulator and of this process (the driver and the proxy) and the 1-minute load average.
+ *
+ * Usage: tsx bench/kclSideBySide.ts; BENCH_KCL_SHARDS=64,256, BENCH_ROUNDS (3), BENCH_REGIMES=idle,busy,
+ * BENCH_KCL_SETTLE_S (20), BENCH_KCL_WINDOW_S (30), BENCH_QUICK=1 (one round of 4 shards, 2 s windows: a
+ * smoke run, figures meaningless). Writes bench/results/kclSideBySide-<time>.json. `BENCH_SECTIONS=kclSideBySide
+ * npm run bench` runs it too.
+ */
+import { type ChildProcess, execSync, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { DeleteStreamCommand, type KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
+import { type DynaliteServer, startDynalite } from '../test/helpers/dynaliteServer';
+import { markUnmetered } from '../test/helpers/fastKinesis/server';
+import { createStream, kinesisClient, listAllShards } from '../test/helpers/kinesisAdmin';
+import { type KinesisServer, startFastKinesis } from '../test/helpers/kinesisServer';
+import { buildKclRunner } from '../test/helpers/kclRunner';
+import { StormDriver } from '../test/helpers/stormDriver';
+import { startZooKeeper, type ZooKeeperServer } from '../test/helpers/zookeeperServer';
+import {
+  type Consumer,
+  marginalsOf,
+  kclTable,
+  type Marginal,
+  type Row,
+  rowsOf,
+  type Window,
+  windowOf,
+} from './kclSideBySide/figures';
+import { benchConf, cpuMicros, rssMiB, sleep } from './lib';
+import { Regime, startBusyLoops } from './protocol';
+import { startKinesisCounter } from './scale/kinesisCounter';
+
+export interface KclSideOptions {
+  rounds: number;
+  sizes: number[];
+  regimes: Regime[];
+  settleSeconds: number;
+  windowSeconds: number;
+  /** How long every shard's first record may take before the window is given up as failed. */
+  pickupTimeoutSeconds: number;
+}
+
+export interface KclSideFigures {
+  options: KclSideOptions;
+  windows: Window[];
+  rows: Row[];
+  marginals: Marginal[];
+}
+
+/** A consumer process while it runs: when each shard's first record was handled (performance.now()). */
+interface Running {
+  pid: number;
+  firsts: Map<string, number>;
+  failed(): string | undefined;
+  stop(): Promise<void>;
+}
+
+interface World {
+  zk: ZooKeeperServer;
+  kinesis: KinesisServer;
+  admin: KinesisClient;
+  dynalite: DynaliteServer;
+  classpath: string;
+}
+
+function startKclBench(world: World, endpoint: string, stream: string, label: string): Running {
+  const args = ['-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-cp', world.classpath, 'kcl.KclBench'];
+  args.push('--stream', stream, '--app', label, '--table', `leases-${label}`, '--kinesis', endpoint);
+  args.push('--dynamodb', world.dynalite.endpoint, '--region', world.kinesis.region);
+  const child: ChildProcess = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const firsts = new Map<string, number>();
+  let stderr = '';
+  let pending = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    const at = performance.now();
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) if (line.startsWith('first ')) firsts.set(line.slice(6), at);
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-5_000)));
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return {
+    pid: child.pid ?? 0,
+    firsts,
+    failed: () => (child.exitCode === null && child.signalCode === null ? undefined : `KCL exited:\n${stderr}`),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+async function startSpout(world: World, endpoint: string, stream: string, label: string): Promise<Running> {
+  const kinesis = { endpoint, region: world.kinesis.region };
+  const driver = await StormDriver.start({ conf: benchConf(world.zk, kinesis, stream, label), keepHistory: false });
+  const firsts = new Map<string, number>();
+  let stopped = false;
+  let exited = driver.pid <= 0;
+  void driver.exited.then(() => (exited = true));
+  const pump = driver.pump(() => stopped, {
+    timeoutMs: 3_600_000,
+    onEmit: async (emit) => {
+      const shard = String(emit.tuple[2]);
+      if (!firsts.has(shard)) firsts.set(shard, emit.receivedAt);
+      await driver.ack(emit.id);
+    },
+  });
+  return {
+    pid: driver.pid,
+    firsts,
+    failed: () => (exited ? `the spout exited:\n${driver.logText()}` : undefined),
+    async stop() {
+      stopped = true;
+      await pump;
+      await driver.stop(3_000);
+    },
+  };
+}
+
+/** One record to every shard, by its starting hash key, through an unmetered client. */
+async function putOnePerShard(admin: KinesisClient, stream: string): Promise<number> {
+  const shards = await listAllShards(admin, stream);
+  for (let i = 0; i < shards.length; i += 500) {
+    const batch = shards.slice(i, i + 500);
+    const put = await admin.send(
+      new PutRecordsCommand({
+        StreamName: stream,
+        Records: batch.map((s) => ({
+          PartitionKey: 'k',
+          ExplicitHashKey: s.HashKeyRange!.StartingHashKey!,
+          Data: Buffer.from('x'),
+        })),
+      }),
+    );
+    if (put.FailedRecordCount) throw new Error(`${put.FailedRecordCount} of the per-shard records were refused`);
+  }
+  return shards.length;
+}
+
+async function measure(
+  world: World,
+  run: { consumer: Consumer; shards: number; regime: Regime; round: number },
+  options: KclSideOptions,
+): Promise<Window> {
+  const label = `side-${run.consumer}-${run.shards}-${run.regime}-${run.round}-${process.pid}`;
+  await createStream(world.admin, label, run.shards);
+  await putOnePerShard(world.admin, label);
+  const counter = await startKinesisCounter(world.kinesis.endpoint);
+  const started = performance.now();
+  let running: Running | undefined;
+  try {
+    running =
+      run.consumer === 'kcl'
+        ? startKclBench(world, counter.endpoint, label, label)
+        : await startSpout(world, counter.endpoint, label, label);
+    const deadline = started + options.pickupTimeoutSeconds * 1_000;
+    while (running.firsts.size < run.shards) {
+      const failed = running.failed();
+      if (failed) throw new Error(`${label}: ${failed.slice(-3_000)}`);
+      if (performance.now() > deadline)
+        throw new Error(
+          `${label}: ${running.firsts.size} of ${run.shards} shards read after ${options.pickupTimeoutSeconds} s`,
+        );
+      await sleep(20);
+    }
+    const pickupSeconds = (Math.max(...running.firsts.values()) - started) / 1_000;
+    await sleep(options.settleSeconds * 1_000);
+    const pids = { consumer: running.pid, store: run.consumer === 'kcl' ? world.dynalite.pid : world.zk.pid };
+    const before = {
+      at: performance.now(),
+      cpu: cpuMicros(pids.consumer),
+      store: cpuMicros(pids.store),
+      emulator: cpuMicros(world.kinesis.pid),
+      driver: process.cpuUsage(),
+    };
+    await sleep(options.windowSeconds * 1_000);
+    const at = performance.now();
+    const driver = process.cpuUsage(before.driver);
+    return windowOf({
+      regime: run.regime,
+      round: run.round,
+      consumer: run.consumer,
+      shards: run.shards,
+      pickupSeconds: Math.round(pickupSeconds * 1_000) / 1_000,
+      seconds: (at - before.at) / 1_000,
+      cpuMicros: cpuMicros(pids.consumer) - before.cpu,
+      driverCpuMicros: driver.user + driver.system,
+      storeCpuMicros: cpuMicros(pids.store) - before.store,
+      emulatorCpuMicros: cpuMicros(world.kinesis.pid) - before.emulator,
+      rssMiB: rssMiB(pids.consumer),
+      calls: counter.counts(before.at, at),
+      load: loadavg()[0],
+    });
+  } finally {
+    await running?.stop();
+    await counter.close();
+    await world.admin.send(new DeleteStreamCommand({ StreamName: label })).catch(() => undefined);
+  }
+}
+
+export async function kclSideBySideBench(
+  zk: ZooKeeperServer,
+  options: KclSideOptions,
+  log: (line: string) => void,
+): Promise<KclSideFigures> {
+  const classpath = buildKclRunner();
+  const kinesis = await startFastKinesis({ latencyMs: 15 });
+  const admin = markUnmetered(kinesisClient(kinesis));
+  const dynalite = await startDynalite();
+  const world: World = { zk, kinesis, admin, dynalite, classpath };
+  const windows: Window[] = [];
+  try {
+    for (const regime of options.regimes) {
+      const stopLoops = regime === Regime.Busy ? startBusyLoops() : () => undefined;
+      try {
+        for (let round = 0; round < options.rounds; round += 1)
+          for (const shards of options.sizes) {
+            const order: Consumer[] = round % 2 === 0 ? ['kcl', 'spout'] : ['spout', 'kcl'];
+            for (const consumer of order) {
+              const w = await measure(world, { consumer, shards, regime, round }, options);
+              windows.push(w);
+              log(
+                `kclSideBySide ${regime} round ${round + 1} ${shards} shards ${consumer}: pickup ${w.pickupSeconds} s; CPU ${w.cpuPercent} % (${w.cpuMsPerSecondPerShard} ms/s per shard), ${w.getRecordsPerSecond} GetRecords/s, ${w.cpuMicrosPerGetRecords.toFixed(0)} µs per call, RSS ${w.rssMiB} MiB; store ${w.storeCpuPercent} %, emulator ${w.emulatorCpuPercent} %, driver ${w.driverCpuPercent} %; load ${w.load.toFixed(2)}`,
+              );
+            }
+          }
+      } finally {
+        stopLoops();
+      }
+    }
+  } finally {
+    admin.destroy();
+    await dynalite.stop();
+    await kinesis.stop();
+  }
+  const rows = rowsOf(windows);
+  const marginals = marginalsOf(windows);
+  for (const line of kclTable(rows, marginals)) log(line);
+  return { options, windows, rows, marginals };
+}
+
+function numbers(name: string, fallback: string): number[] {
+  const values = (process.env[name] ?? fallback).split(',').filter(Boolean).map(Number);
+  const bad = values.find((v) => !Number.isInteger(v) || v < 1);
+  if (bad !== undefined || !values.length)
+    throw new Error(`${name}: ${process.env[name]} is not a list of positive integers (e.g. ${fallback})`);
+  return values;
+}
+
+/** `npm run bench`'s options from the environment; BENCH_QUICK a smoke run of one round on 4 shards. */
+export function kclSideOptions(quick: boolean): KclSideOptions {
+  const regimes = (process.env.BENCH_REGIMES ?? 'idle').split(',') as Regime[];
+  const bad = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
+  if (bad) throw new Error(`BENCH_REGIMES: unknown ${bad}; allowed: idle, busy`);
+  return {
+    rounds: numbers('BENCH_ROUNDS', quick ? '1' : '3')[0],
+    sizes: numbers('BENCH_KCL_SHARDS', quick ? '4' : '64,256'),
+    regimes: quick ? [Regime.Idle] : regimes,
+    settleSeconds: numbers('BENCH_KCL_SETTLE_S', quick ? '1' : '20')[0],
+    windowSeconds: numbers('BENCH_KCL_WINDOW_S', quick ? '2' : '30')[0],
+    pickupTimeoutSeconds: 180,
+  };
+}
+
+async function main(): Promise<void> {
+  process.env.AWS_ACCESS_KEY_ID ??= 'bench';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'bench';
+  const quick = process.env.BENCH_QUICK === '1';
+  const zk = await startZooKeeper();
+  let figures: KclSideFigures;
+  try {
+    figures = await kclSideBySideBench(zk, kclSideOptions(quick), (line) => process.stdout.write(`${line}\n`));
+  } finally {
+    await zk.stop();
+  }
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
+  const file = join(__dirname, 'results', `kclSideBySide-${stamp}${quick ? '-quick' : ''}.json`);
+  const commit = execSync('git rev-parse --short HEAD', { cwd: __dirname }).toString().trim();
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+  };
+  writeFileSync(
+    file,
+    `${JSON.stringify({ at: new Date().toISOString(), machine, node: process.version, commit, ...figures }, null, 2)}\n`,
+  );
+  process.stdout.write(`results: ${file}\n`);
+}
+
+if (require.main === module)
+  main().catch((err) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });

@@ -1,0 +1,192 @@
+/**
+ * The side by side's figures (bench/kclSideBySide.ts), from the windows' raw readings: each window's
+ * rates, their medians and ranges by regime, consumer and size, the marginal cost of one more idle shard
+ * (the slope between the smallest and the largest size, round by round) and the page's table. Pure.
+ */
+import { type Summary, summarize } from '../lib';
+
+export const CONSUMERS = ['kcl', 'spout'] as const;
+export type Consumer = (typeof CONSUMERS)[number];
+
+/** What one window read: CPU times in µs of CPU, the window's length in s, the Kinesis calls made in it. */
+export interface Reading {
+  regime: string;
+  round: number;
+  consumer: Consumer;
+  shards: number;
+  /** Process start → every shard's first record handled, s. */
+  pickupSeconds: number;
+  seconds: number;
+  cpuMicros: number;
+  /** The bench's own process (the driver and the counting proxy) over the window. */
+  driverCpuMicros: number;
+  /** The consumer's coordination store over the window: dynalite for KCL, ZooKeeper for the spout. */
+  storeCpuMicros: number;
+  emulatorCpuMicros: number;
+  rssMiB: number;
+  /** Kinesis calls in the window by operation (`GetRecords`, ...). */
+  calls: Record<string, number>;
+  /** The 1-minute load average at the window's end. */
+  load: number;
+}
+
+export interface Window extends Reading {
+  cpuPercent: number;
+  /** ms of CPU per second per shard: the process's CPU ÷ the shards. */
+  cpuMsPerSecondPerShard: number;
+  getRecordsPerSecond: number;
+  /** The process's CPU ÷ its GetRecords calls, µs (everything it did, not only the calls). */
+  cpuMicrosPerGetRecords: number;
+  driverCpuPercent: number;
+  storeCpuPercent: number;
+  emulatorCpuPercent: number;
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export function windowOf(reading: Reading): Window {
+  if (!(reading.seconds > 0)) throw new Error(`a window of ${reading.seconds} s: it must last longer than 0 s`);
+  if (!(reading.shards > 0)) throw new Error(`a window of ${reading.shards} shards: it needs at least one`);
+  const percent = (micros: number) => round3(micros / 1e4 / reading.seconds);
+  const getRecords = reading.calls.GetRecords ?? 0;
+  return {
+    ...reading,
+    cpuPercent: percent(reading.cpuMicros),
+    cpuMsPerSecondPerShard: round3(reading.cpuMicros / 1e3 / reading.seconds / reading.shards),
+    getRecordsPerSecond: round3(getRecords / reading.seconds),
+    cpuMicrosPerGetRecords: getRecords ? round3(reading.cpuMicros / getRecords) : Number.NaN,
+    driverCpuPercent: percent(reading.driverCpuMicros),
+    storeCpuPercent: percent(reading.storeCpuMicros),
+    emulatorCpuPercent: percent(reading.emulatorCpuMicros),
+  };
+}
+
+export interface Row {
+  regime: string;
+  consumer: Consumer;
+  shards: number;
+  pickupSeconds: Summary;
+  cpuPercent: Summary;
+  cpuMsPerSecondPerShard: Summary;
+  getRecordsPerSecond: Summary;
+  cpuMicrosPerGetRecords: Summary;
+  rssMiB: Summary;
+  driverCpuPercent: Summary;
+  storeCpuPercent: Summary;
+  load: Summary;
+}
+
+/** Medians and ranges over the rounds, by regime, consumer and size, in that order. */
+export function rowsOf(windows: Window[]): Row[] {
+  const rows: Row[] = [];
+  for (const regime of unique(windows.map((w) => w.regime)))
+    for (const consumer of CONSUMERS)
+      for (const shards of unique(windows.map((w) => w.shards)).sort((a, b) => a - b)) {
+        const of = windows.filter((w) => w.regime === regime && w.consumer === consumer && w.shards === shards);
+        if (!of.length) continue;
+        const s = (pick: (w: Window) => number) => summarize(of.map(pick).filter((v) => !Number.isNaN(v)));
+        rows.push({
+          regime,
+          consumer,
+          shards,
+          pickupSeconds: s((w) => w.pickupSeconds),
+          cpuPercent: s((w) => w.cpuPercent),
+          cpuMsPerSecondPerShard: s((w) => w.cpuMsPerSecondPerShard),
+          getRecordsPerSecond: s((w) => w.getRecordsPerSecond),
+          cpuMicrosPerGetRecords: s((w) => w.cpuMicrosPerGetRecords),
+          rssMiB: s((w) => w.rssMiB),
+          driverCpuPercent: s((w) => w.driverCpuPercent),
+          storeCpuPercent: s((w) => w.storeCpuPercent),
+          load: s((w) => w.load),
+        });
+      }
+  return rows;
+}
+
+export interface Marginal {
+  regime: string;
+  from: number;
+  to: number;
+  /** ms of CPU per second that one more idle shard costs, round by round: KCL's and the spout's. */
+  kcl: Summary;
+  spout: Summary;
+  /** The spout's slope ÷ KCL's, in the same round (the target: at most 0.5). */
+  spoutOverKcl: Summary;
+}
+
+/**
+ * One more idle shard's cost: in each round, (CPU at the largest size − at the smallest) ÷ the shards
+ * between, in ms of CPU per second, for each consumer; rounds where a consumer lacks either size are left out.
+ */
+export function marginalsOf(windows: Window[]): Marginal[] {
+  const sizes = unique(windows.map((w) => w.shards)).sort((a, b) => a - b);
+  if (sizes.length < 2) return [];
+  const [from, to] = [sizes[0], sizes[sizes.length - 1]];
+  return unique(windows.map((w) => w.regime)).map((regime) => {
+    const slopes: Record<Consumer, Map<number, number>> = { kcl: new Map(), spout: new Map() };
+    for (const consumer of CONSUMERS)
+      for (const round of unique(windows.map((w) => w.round))) {
+        const at = (shards: number) =>
+          windows.find(
+            (w) => w.regime === regime && w.consumer === consumer && w.round === round && w.shards === shards,
+          );
+        const low = at(from);
+        const high = at(to);
+        if (low && high) slopes[consumer].set(round, (msPerSecond(high) - msPerSecond(low)) / (to - from));
+      }
+    const ratios = [...slopes.spout].flatMap(([round, spout]) => {
+      const kcl = slopes.kcl.get(round);
+      return kcl === undefined || kcl <= 0 ? [] : [spout / kcl];
+    });
+    return {
+      regime,
+      from,
+      to,
+      kcl: summarize([...slopes.kcl.values()]),
+      spout: summarize([...slopes.spout.values()]),
+      spoutOverKcl: summarize(ratios),
+    };
+  });
+}
+
+/** The window's CPU in ms per second, unrounded. */
+const msPerSecond = (w: Reading) => w.cpuMicros / 1e3 / w.seconds;
+
+function unique<T>(values: T[]): T[] {
+  return [...new Set(values)];
+}
+
+const NAMES: Record<Consumer, string> = { kcl: 'KCL 2.7.0', spout: 'this spout' };
+
+/** `median (min–max)` with `digits` decimals; a single value alone; `—` for none. */
+export function range(s: Summary, digits: number): string {
+  if (!s.n) return '—';
+  const f = (x: number) => x.toFixed(digits);
+  return s.min === s.max ? f(s.median) : `${f(s.median)} (${f(s.min)}–${f(s.max)})`;
+}
+
+/** The page's tables: one row per regime, size and consumer; then the marginal cost of an idle shard. */
+export function kclTable(rows: Row[], marginals: Marginal[]): string[] {
+  const lines = [
+    "| CPUs | shards | consumer | pickup | process CPU | per shard | GetRecords/s | CPU per GetRecords | RSS | its store's CPU | driver CPU | load (1 min) |",
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const regime of unique(rows.map((r) => r.regime)))
+    for (const shards of unique(rows.map((r) => r.shards)))
+      for (const row of rows.filter((r) => r.regime === regime && r.shards === shards))
+        lines.push(
+          `| ${regime} | ${shards} | ${NAMES[row.consumer]} | ${range(row.pickupSeconds, 2)} s | ${range(row.cpuPercent, 1)} % | ${range(row.cpuMsPerSecondPerShard, 2)} ms/s | ${range(row.getRecordsPerSecond, 0)} | ${range(row.cpuMicrosPerGetRecords, 0)} µs | ${range(row.rssMiB, 0)} MiB | ${range(row.storeCpuPercent, 1)} % | ${range(row.driverCpuPercent, 1)} % | ${range(row.load, 1)} |`,
+        );
+  if (marginals.length) {
+    lines.push(
+      '',
+      '| CPUs | one more idle shard, slope | KCL 2.7.0 | this spout | spout ÷ KCL, round by round |',
+      '|---|---|---|---|---|',
+    );
+    for (const m of marginals)
+      lines.push(
+        `| ${m.regime} | ${m.from} → ${m.to} shards | ${range(m.kcl, 3)} ms/s | ${range(m.spout, 3)} ms/s | ${range(m.spoutOverKcl, 2)} |`,
+      );
+  }
+  return lines;
+}
