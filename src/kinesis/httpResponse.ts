@@ -121,13 +121,7 @@ export class ResponseReader {
           break;
         }
         case 'length': {
-          const n = Math.min(state.remaining, this.rest.length);
-          if (n > 0) {
-            this.parts.push(this.rest.subarray(0, n));
-            this.rest = this.rest.subarray(n);
-            state.remaining -= n;
-          }
-          if (state.remaining > 0) return undefined;
+          if (!this.body(state)) return undefined;
           this.state = { kind: 'done' };
           break;
         }
@@ -142,13 +136,7 @@ export class ResponseReader {
           break;
         }
         case 'chunkData': {
-          const n = Math.min(state.remaining, this.rest.length);
-          if (n > 0) {
-            this.parts.push(this.rest.subarray(0, n));
-            this.rest = this.rest.subarray(n);
-            state.remaining -= n;
-          }
-          if (state.remaining > 0) return undefined;
+          if (!this.body(state)) return undefined;
           this.state = { kind: 'chunkEnd' };
           break;
         }
@@ -188,6 +176,17 @@ export class ResponseReader {
   }
 
   /** The next CRLF-ended line (consumed), or undefined until it is whole; at most `max` bytes. */
+  /** Takes what has arrived of the `remaining` body bytes; whether they are all in. */
+  private body(state: { remaining: number }): boolean {
+    const n = Math.min(state.remaining, this.rest.length);
+    if (n > 0) {
+      this.parts.push(this.rest.subarray(0, n));
+      this.rest = this.rest.subarray(n);
+      state.remaining -= n;
+    }
+    return state.remaining === 0;
+  }
+
   private line(max: number, what: string): string | undefined {
     const end = this.rest.indexOf(LF);
     if (end < 0) {
