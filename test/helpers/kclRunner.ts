@@ -11,7 +11,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const PROJECT = resolve(__dirname, '../kcl');
-const SOURCES = ['pom.xml', 'src/main/java/kcl/KclRunner.java', 'src/main/java/kcl/KclBench.java'];
+const SOURCES = [
+  'pom.xml',
+  'src/main/java/kcl/KclRunner.java',
+  'src/main/java/kcl/KclBench.java',
+  'src/main/java/kcl/LocalClients.java',
+];
 
 /** `KCL_VERSION` runs another KCL than the pom's (e.g. a 3.x), for a check by hand. */
 const VERSION = process.env.KCL_VERSION;

@@ -1,17 +1,8 @@
 package kcl;
 
-import java.net.URI;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.Protocol;
-import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
-import software.amazon.awssdk.regions.Region;
-import software.amazon.awssdk.services.cloudwatch.CloudWatchAsyncClient;
-import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
-import software.amazon.awssdk.services.kinesis.KinesisAsyncClient;
 import software.amazon.kinesis.common.ConfigsBuilder;
 import software.amazon.kinesis.common.InitialPositionInStream;
 import software.amazon.kinesis.common.InitialPositionInStreamExtended;
@@ -54,32 +45,11 @@ public final class KclBench {
                 throw new IllegalArgumentException("--" + key + " is required (see KclBench's usage)");
             }
         }
-        // The emulator speaks JSON over HTTP/1.1; the SDK's defaults for Kinesis are CBOR and, in KCL's
-        // own client builder, HTTP/2.
-        System.setProperty("aws.cborEnabled", "false");
-        Region region = Region.of(opts.getOrDefault("region", "us-east-1"));
-        StaticCredentialsProvider credentials =
-                StaticCredentialsProvider.create(AwsBasicCredentials.create("bench", "bench"));
-        KinesisAsyncClient kinesis = KinesisAsyncClient.builder()
-                .region(region)
-                .credentialsProvider(credentials)
-                .endpointOverride(URI.create(opts.get("kinesis")))
-                .httpClient(NettyNioAsyncHttpClient.builder().protocol(Protocol.HTTP1_1).build())
-                .build();
-        DynamoDbAsyncClient dynamo = DynamoDbAsyncClient.builder()
-                .region(region)
-                .credentialsProvider(credentials)
-                .endpointOverride(URI.create(opts.get("dynamodb")))
-                .httpClient(NettyNioAsyncHttpClient.builder().protocol(Protocol.HTTP1_1).build())
-                .build();
-        // Never called: metrics go to NullMetricsFactory. A closed loopback port, should anything try.
-        CloudWatchAsyncClient cloudWatch = CloudWatchAsyncClient.builder()
-                .region(region)
-                .credentialsProvider(credentials)
-                .endpointOverride(URI.create("http://127.0.0.1:9"))
-                .build();
+        LocalClients clients = new LocalClients(
+                opts.getOrDefault("region", "us-east-1"), "bench", opts.get("kinesis"), opts.get("dynamodb"));
         String stream = opts.get("stream");
-        ConfigsBuilder configs = new ConfigsBuilder(stream, opts.get("app"), kinesis, dynamo, cloudWatch,
+        ConfigsBuilder configs = new ConfigsBuilder(
+                stream, opts.get("app"), clients.kinesis, clients.dynamo, clients.cloudWatch,
                 "bench-" + ProcessHandle.current().pid(), Counter::new)
                 .tableName(opts.get("table"));
         InitialPositionInStreamExtended start =
@@ -93,7 +63,7 @@ public final class KclBench {
                 configs.processorConfig(),
                 configs.retrievalConfig()
                         .initialPositionInStreamExtended(start)
-                        .retrievalSpecificConfig(new PollingConfig(stream, kinesis)));
+                        .retrievalSpecificConfig(new PollingConfig(stream, clients.kinesis)));
         print("started");
         scheduler.run();
     }

@@ -1,20 +1,11 @@
 package kcl;
 
 import java.io.IOException;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.Protocol;
-import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
-import software.amazon.awssdk.regions.Region;
-import software.amazon.awssdk.services.cloudwatch.CloudWatchAsyncClient;
-import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
-import software.amazon.awssdk.services.kinesis.KinesisAsyncClient;
 import software.amazon.kinesis.common.ConfigsBuilder;
 import software.amazon.kinesis.common.InitialPositionInStream;
 import software.amazon.kinesis.common.InitialPositionInStreamExtended;
@@ -51,33 +42,13 @@ public final class KclRunner {
         for (int i = 0; i + 1 < args.length; i += 2) {
             opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
         }
-        // The emulator speaks JSON; the SDK's default for Kinesis is CBOR.
-        System.setProperty("aws.cborEnabled", "false");
-        Region region = Region.of(opts.getOrDefault("region", "us-east-1"));
-        StaticCredentialsProvider credentials =
-                StaticCredentialsProvider.create(AwsBasicCredentials.create("test", "test"));
-        KinesisAsyncClient kinesis = KinesisAsyncClient.builder()
-                .region(region)
-                .credentialsProvider(credentials)
-                .endpointOverride(URI.create(opts.get("kinesis")))
-                .httpClient(NettyNioAsyncHttpClient.builder().protocol(Protocol.HTTP1_1).build())
-                .build();
-        DynamoDbAsyncClient dynamo = DynamoDbAsyncClient.builder()
-                .region(region)
-                .credentialsProvider(credentials)
-                .endpointOverride(URI.create(opts.get("dynamodb")))
-                .httpClient(NettyNioAsyncHttpClient.builder().protocol(Protocol.HTTP1_1).build())
-                .build();
-        // Never called: metrics go to NullMetricsFactory. A closed loopback port, should anything try.
-        CloudWatchAsyncClient cloudWatch = CloudWatchAsyncClient.builder()
-                .region(region)
-                .credentialsProvider(credentials)
-                .endpointOverride(URI.create("http://127.0.0.1:9"))
-                .build();
+        LocalClients clients = new LocalClients(
+                opts.getOrDefault("region", "us-east-1"), "test", opts.get("kinesis"), opts.get("dynamodb"));
         String limitsFile = opts.get("limits-file");
         String stream = opts.get("stream");
         String worker = opts.getOrDefault("worker", "kcl-" + UUID.randomUUID());
-        ConfigsBuilder configs = new ConfigsBuilder(stream, opts.get("app"), kinesis, dynamo, cloudWatch, worker,
+        ConfigsBuilder configs = new ConfigsBuilder(
+                stream, opts.get("app"), clients.kinesis, clients.dynamo, clients.cloudWatch, worker,
                 () -> new Processor(limitsFile));
         InitialPositionInStreamExtended start =
                 InitialPositionInStreamExtended.newInitialPosition(InitialPositionInStream.TRIM_HORIZON);
@@ -94,7 +65,7 @@ public final class KclRunner {
                 configs.processorConfig(),
                 configs.retrievalConfig()
                         .initialPositionInStreamExtended(start)
-                        .retrievalSpecificConfig(new PollingConfig(stream, kinesis).idleTimeBetweenReadsInMillis(250)));
+                        .retrievalSpecificConfig(new PollingConfig(stream, clients.kinesis).idleTimeBetweenReadsInMillis(250)));
         System.out.println("worker " + worker);
         scheduler.run();
     }
