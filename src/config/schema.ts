@@ -158,7 +158,7 @@ export const configSchema = {
       type: 'boolean',
       default: true,
       description:
-        "Read GetRecords answers with the spout's own parser of the one shape Kinesis sends (JSON.parse and base64) instead of the AWS SDK's JSON deserializer, which costs several times more CPU per record; and send each GetRecords on a lean path, signed by the spout with a signing key derived once a day and sent on the process's one keep-alive socket pool, without the SDK's per-call middleware (endpoint, credentials, clock offset and retry quota stay the SDK client's). Every error answer, network failure and answer not of that shape is handed to the SDK as its own first attempt, so errors and retries are the SDK's. `false`: the SDK sends and reads every call.",
+        "Read GetRecords answers with the spout's own parser of the one shape Kinesis sends (JSON.parse and base64) instead of the AWS SDK's JSON deserializer, which costs several times more CPU per record; and send each GetRecords on a lean path, signed by the spout with a signing key derived once a day and written whole on the process's own keep-alive sockets for it (at most 16), without the SDK's per-call middleware (endpoint, credentials, clock offset and retry quota stay the SDK client's). Every error answer, network failure and answer not of that shape is handed to the SDK as its own first attempt, so errors and retries are the SDK's. `false`: the SDK sends and reads every call.",
     },
     applicationName: {
       type: 'string',

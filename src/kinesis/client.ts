@@ -37,6 +37,8 @@ export interface KinesisClientOptions {
  * polled 5 times a second rarely overlap this many; more wait their turn for a few milliseconds.
  */
 export const MAX_SOCKETS = 16;
+/** Sockets a process may open to Kinesis: the SDK's agents (every other call) and the lean path's pool (GetRecords). */
+export const MAX_PROCESS_SOCKETS = 2 * MAX_SOCKETS;
 /** Idle keep-alive sockets kept for the next request (most recently used first, so the rest time out). */
 export const MAX_FREE_SOCKETS = 4;
 const AGENT_OPTIONS = {
