@@ -155,6 +155,8 @@ export function replayCommand(seed: number, plan: SeedPlan): string {
     plan.ignore.length > 0 ? ` SIM_IGNORE=${plan.ignore.join(',')}` : '',
     plan.mode ? ` SIM_MODE=${plan.mode}` : '',
     plan.balance ? ` SIM_BALANCE=${plan.balance}` : '',
+    plan.readMode ? ` SIM_READ_MODE=${plan.readMode}` : '',
+    plan.delivery ? ` SIM_DELIVERY=${plan.delivery}` : '',
     plan.versions ? ` SIM_VERSIONS=${plan.versions}` : '',
     plan.checkpointCap ? ` SIM_CHECKPOINT_CAP=${plan.checkpointCap}` : '',
   ].join('');
