@@ -297,7 +297,7 @@ export const configSchema = {
         '`GetRecords` calls per second per shard this application makes at most. Kinesis allows 5 per shard, shared by every application reading the stream: give each of N applications polling one stream `5/N` (2 + 2 with a Firehose beside them…) so that they never throttle each other. After a `ProvisionedThroughputExceededException` a reader halves its rate (down to one call per 2 s), holds it 2 s and climbs back to this in 10 s.',
     },
     idlePollIntervalMs: positiveMs(
-      'Pause between `GetRecords` calls on a shard that is caught up: its last answer reached the tip (`MillisBehindLatest` 0) with fewer records than asked for, or none (a shard with a backlog is read back to back, at most 5 calls/s). A record put to a caught-up shard waits up to this long (give or take 20 %) to be read: lower it for latency, at the CPU of a call (1-2 ms) each time.',
+      "Pause between `GetRecords` calls on a shard that is caught up: its last answer reached the tip (`MillisBehindLatest` 0) with fewer records than asked for, or none (a shard with a backlog is read back to back, at most 5 calls/s). A record put to a caught-up shard waits up to this long (give or take 20 %, and up to 50 ms more: the waits of a process's caught-up shards end on shared 50 ms ticks, one wake-up for all those due) to be read: lower it for latency, at the CPU of a call (0.15-0.3 ms) each time.",
       1_000,
       200,
     ),

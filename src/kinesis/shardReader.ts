@@ -48,26 +48,54 @@ export function pollingReaders(options: PollingReaderOptions): ShardReaderFactor
 }
 
 /**
- * The caught-up readers of one stream, each waiting out its idle interval. A caught-up reader learns that
+ * How finely caught-up readers' wake-ups are gathered: each idle wait ends at the next multiple of this on
+ * the scheduler's clock, so the readers of a process due within one tick share one timer and call together
+ * (their answers then come back together too). A wake-up costs more than the call's own work on an idle
+ * machine; gathered, the process wakes about 1,000 / IDLE_TICK_MS times a second for its idle shards
+ * instead of twice per call. The price: a caught-up shard is called up to this much later.
+ */
+export const IDLE_TICK_MS = 50;
+
+/**
+ * The caught-up readers of one stream, each waiting out its idle interval, their wake-ups gathered on ticks
+ * (IDLE_TICK_MS). A caught-up reader learns that
  * its shard was closed only at its next call, and a reshard closes shards together (UpdateShardCount every
  * open one): the first reader of the stream to reach a shard's end wakes the others, which call at once
  * (within their call budget) instead of up to `idlePollIntervalMs` later, so that children are read sooner.
  */
 export class IdleReaders {
   private readonly waiting = new Set<() => void>();
+  /** The readers due at each tick (its time on the scheduler's clock), one timer per tick. */
+  private readonly ticks = new Map<number, Set<() => void>>();
 
-  /** Resolves after `ms`, when `stopped` aborts, or when `wakeAll` is called, whichever comes first. */
-  async wait(scheduler: Scheduler, ms: number, stopped: AbortSignal): Promise<void> {
-    const woken = new AbortController();
-    const wake = () => woken.abort();
-    this.waiting.add(wake);
-    stopped.addEventListener('abort', wake, { once: true });
-    try {
-      await scheduler.sleep(ms, woken.signal);
-    } finally {
-      this.waiting.delete(wake);
-      stopped.removeEventListener('abort', wake);
-    }
+  /**
+   * Resolves at the first tick at least `ms` from now, when `stopped` aborts, or when `wakeAll` is called,
+   * whichever comes first.
+   */
+  wait(scheduler: Scheduler, ms: number, stopped: AbortSignal): Promise<void> {
+    if (stopped.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const tick = Math.ceil((scheduler.now() + ms) / IDLE_TICK_MS) * IDLE_TICK_MS;
+      let due = this.ticks.get(tick);
+      if (!due) {
+        const readers = new Set<() => void>();
+        due = readers;
+        this.ticks.set(tick, readers);
+        scheduler.after(tick - scheduler.now(), () => {
+          this.ticks.delete(tick);
+          for (const wake of readers) wake();
+        });
+      }
+      const wake = () => {
+        due.delete(wake);
+        this.waiting.delete(wake);
+        stopped.removeEventListener('abort', wake);
+        resolve();
+      };
+      due.add(wake);
+      this.waiting.add(wake);
+      stopped.addEventListener('abort', wake, { once: true });
+    });
   }
 
   wakeAll(): void {
@@ -125,7 +153,9 @@ export class PollingReader implements ShardRecordReader {
     return this.abort.signal;
   }
 
+  /** No timer for a wait of nothing (a call within its budget): one wake-up fewer per call. */
   private sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
     return this.options.scheduler.sleep(ms, this.signal);
   }
 

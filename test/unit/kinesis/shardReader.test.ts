@@ -8,7 +8,7 @@ import { GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-kine
 import type { KinesisApi } from '../../../src/kinesis/client';
 import type { KinesisRecord } from '../../../src/kinesis/records';
 import type { ShardReaderEvents } from '../../../src/kinesis/reader';
-import { IdleReaders, PollingReader } from '../../../src/kinesis/shardReader';
+import { IDLE_TICK_MS, IdleReaders, PollingReader } from '../../../src/kinesis/shardReader';
 import { TokenBucket } from '../../helpers/httpFaultProxy';
 import { Random } from '../../sim/random';
 import { Owner, SimLoop, settle, VirtualScheduler } from '../../sim/virtualTime';
@@ -441,5 +441,36 @@ describe('PollingReader: a shard read at its tip', () => {
     // Woken 60 times in 3 s, it still calls at most 5 times a second.
     expect(callsAt.filter((at) => at >= 3_000 && at < 6_000).length).toBeGreaterThanOrEqual(12);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(200);
+  });
+
+  it("gathers caught-up readers' calls on shared ticks, never sooner than their interval", async () => {
+    const loop = new SimLoop();
+    const idle = new IdleReaders();
+    const callsAt = new Map<number, number[]>();
+    const readers = Array.from({ length: 32 }, (_, i) => {
+      const own: number[] = [];
+      callsAt.set(i, own);
+      const empty: KinesisApi = {
+        send: (async (command: unknown) => {
+          if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
+          own.push(loop.now);
+          return { Records: [], NextShardIterator: 'at:0', MillisBehindLatest: 0 };
+        }) as KinesisApi['send'],
+      };
+      return pollingReader(loop, empty, ownerEvents({}), 5, 100 + i, idle);
+    });
+    for (const reader of readers) reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    await loop.run(20_000, () => undefined);
+    await Promise.all(readers.map((r) => r.stop()));
+    const later = [...callsAt.values()].flatMap((at) => at.slice(1));
+    // About 32 x 19 calls after the first ones, each at a tick: a process wakes once per tick for all of them.
+    expect(later.length).toBeGreaterThan(32 * 15);
+    expect(later.filter((at) => at % IDLE_TICK_MS !== 0)).toEqual([]);
+    expect(new Set(later).size).toBeLessThan(later.length / 2);
+    // Each still waits at least its jittered interval (0.8 x 1 s) and at most that plus a tick.
+    const gaps = [...callsAt.values()].flatMap((at) => at.slice(1).map((t, i) => t - at[i]));
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(800);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(1_200 + IDLE_TICK_MS);
   });
 });
