@@ -12,6 +12,10 @@
  * its GetRecords calls, its RSS at the end, and beside them the CPU of its store (dynalite or ZooKeeper),
  * of the emulator and of this process (the driver and the proxy) and the 1-minute load average.
  *
+ * BENCH_KCL_BASELINE=<commit> adds the spout built from that commit (test/helpers/previousRelease.ts) as a
+ * third consumer, `baseline`, to measure a change side by side; BENCH_KCL_CONSUMERS picks (default `kcl,spout`,
+ * with `baseline` when a baseline is named; `spout,baseline` leaves KCL out).
+ *
  * Usage: tsx bench/kclSideBySide.ts; BENCH_KCL_SHARDS=64,256, BENCH_ROUNDS (3), BENCH_REGIMES=idle,busy,
  * BENCH_KCL_SETTLE_S (20), BENCH_KCL_WINDOW_S (30), BENCH_QUICK=1 (one round of 4 shards, 2 s windows: a
  * smoke run, figures meaningless). Writes bench/results/kclSideBySide-<time>.json. `BENCH_SECTIONS=kclSideBySide
@@ -27,9 +31,11 @@ import { markUnmetered } from '../test/helpers/fastKinesis/server';
 import { createStream, kinesisClient, listAllShards } from '../test/helpers/kinesisAdmin';
 import { type KinesisServer, startFastKinesis } from '../test/helpers/kinesisServer';
 import { buildKclRunner } from '../test/helpers/kclRunner';
+import { buildRelease } from '../test/helpers/previousRelease';
 import { StormDriver } from '../test/helpers/stormDriver';
 import { startZooKeeper, type ZooKeeperServer } from '../test/helpers/zookeeperServer';
 import {
+  CONSUMERS,
   type Consumer,
   marginalsOf,
   kclTable,
@@ -51,6 +57,10 @@ export interface KclSideOptions {
   windowSeconds: number;
   /** How long every shard's first record may take before the window is given up as failed. */
   pickupTimeoutSeconds: number;
+  /** In round 0's order (the order turns by round). */
+  consumers: Consumer[];
+  /** The commit the `baseline` consumer is built from. */
+  baselineCommit?: string;
 }
 
 export interface KclSideFigures {
@@ -74,6 +84,8 @@ interface World {
   admin: KinesisClient;
   dynalite: DynaliteServer;
   classpath: string;
+  /** The baseline's bundled spout. */
+  baselineScript?: string;
 }
 
 function startKclBench(world: World, endpoint: string, stream: string, label: string): Running {
@@ -103,9 +115,19 @@ function startKclBench(world: World, endpoint: string, stream: string, label: st
   };
 }
 
-async function startSpout(world: World, endpoint: string, stream: string, label: string): Promise<Running> {
+async function startSpout(
+  world: World,
+  endpoint: string,
+  stream: string,
+  label: string,
+  script?: string,
+): Promise<Running> {
   const kinesis = { endpoint, region: world.kinesis.region };
-  const driver = await StormDriver.start({ conf: benchConf(world.zk, kinesis, stream, label), keepHistory: false });
+  const driver = await StormDriver.start({
+    conf: benchConf(world.zk, kinesis, stream, label),
+    keepHistory: false,
+    script,
+  });
   const firsts = new Map<string, number>();
   let stopped = false;
   let exited = driver.pid <= 0;
@@ -165,7 +187,13 @@ async function measure(
     running =
       run.consumer === 'kcl'
         ? startKclBench(world, counter.endpoint, label, label)
-        : await startSpout(world, counter.endpoint, label, label);
+        : await startSpout(
+            world,
+            counter.endpoint,
+            label,
+            label,
+            run.consumer === 'baseline' ? world.baselineScript : undefined,
+          );
     const deadline = started + options.pickupTimeoutSeconds * 1_000;
     while (running.firsts.size < run.shards) {
       const failed = running.failed();
@@ -216,11 +244,12 @@ export async function kclSideBySideBench(
   options: KclSideOptions,
   log: (line: string) => void,
 ): Promise<KclSideFigures> {
-  const classpath = buildKclRunner();
+  const classpath = options.consumers.includes('kcl') ? buildKclRunner() : '';
+  const baseline = options.consumers.includes('baseline') ? buildRelease(options.baselineCommit) : undefined;
   const kinesis = await startFastKinesis({ latencyMs: 15 });
   const admin = markUnmetered(kinesisClient(kinesis));
   const dynalite = await startDynalite();
-  const world: World = { zk, kinesis, admin, dynalite, classpath };
+  const world: World = { zk, kinesis, admin, dynalite, classpath, baselineScript: baseline?.script };
   const windows: Window[] = [];
   try {
     for (const regime of options.regimes) {
@@ -228,7 +257,7 @@ export async function kclSideBySideBench(
       try {
         for (let round = 0; round < options.rounds; round += 1)
           for (const shards of options.sizes) {
-            const order: Consumer[] = round % 2 === 0 ? ['kcl', 'spout'] : ['spout', 'kcl'];
+            const order = round % 2 === 0 ? options.consumers : [...options.consumers].reverse();
             for (const consumer of order) {
               const w = await measure(world, { consumer, shards, regime, round }, options);
               windows.push(w);
@@ -245,6 +274,7 @@ export async function kclSideBySideBench(
     admin.destroy();
     await dynalite.stop();
     await kinesis.stop();
+    baseline?.remove();
   }
   const rows = rowsOf(windows);
   const marginals = marginalsOf(windows);
@@ -265,6 +295,15 @@ export function kclSideOptions(quick: boolean): KclSideOptions {
   const regimes = (process.env.BENCH_REGIMES ?? 'idle').split(',') as Regime[];
   const bad = regimes.find((r) => r !== Regime.Idle && r !== Regime.Busy);
   if (bad) throw new Error(`BENCH_REGIMES: unknown ${bad}; allowed: idle, busy`);
+  const baselineCommit = process.env.BENCH_KCL_BASELINE || undefined;
+  const consumers = (process.env.BENCH_KCL_CONSUMERS ?? (baselineCommit ? 'kcl,spout,baseline' : 'kcl,spout')).split(
+    ',',
+  ) as Consumer[];
+  const unknown = consumers.find((c) => !CONSUMERS.includes(c));
+  if (unknown || !consumers.length)
+    throw new Error(`BENCH_KCL_CONSUMERS: unknown ${unknown}; allowed: ${CONSUMERS.join(', ')}`);
+  if (consumers.includes('baseline') && !baselineCommit)
+    throw new Error('BENCH_KCL_CONSUMERS names baseline: BENCH_KCL_BASELINE=<commit> says which build');
   return {
     rounds: numbers('BENCH_ROUNDS', quick ? '1' : '3')[0],
     sizes: numbers('BENCH_KCL_SHARDS', quick ? '4' : '64,256'),
@@ -272,6 +311,8 @@ export function kclSideOptions(quick: boolean): KclSideOptions {
     settleSeconds: numbers('BENCH_KCL_SETTLE_S', quick ? '1' : '20')[0],
     windowSeconds: numbers('BENCH_KCL_WINDOW_S', quick ? '2' : '30')[0],
     pickupTimeoutSeconds: 180,
+    consumers,
+    baselineCommit,
   };
 }
 

@@ -5,7 +5,8 @@
  */
 import { type Summary, summarize } from '../lib';
 
-export const CONSUMERS = ['kcl', 'spout'] as const;
+/** `baseline`: the spout built from an earlier commit (BENCH_KCL_BASELINE), to measure a change side by side. */
+export const CONSUMERS = ['kcl', 'spout', 'baseline'] as const;
 export type Consumer = (typeof CONSUMERS)[number];
 
 /** What one window read: CPU times in µs of CPU, the window's length in s, the Kinesis calls made in it. */
@@ -107,11 +108,14 @@ export interface Marginal {
   regime: string;
   from: number;
   to: number;
-  /** ms of CPU per second that one more idle shard costs, round by round: KCL's and the spout's. */
+  /** ms of CPU per second that one more idle shard costs, round by round, by consumer (none: not run). */
   kcl: Summary;
   spout: Summary;
+  baseline: Summary;
   /** The spout's slope ÷ KCL's, in the same round (the target: at most 0.5). */
   spoutOverKcl: Summary;
+  /** The spout's slope ÷ the baseline's, in the same round. */
+  spoutOverBaseline: Summary;
 }
 
 /**
@@ -123,7 +127,7 @@ export function marginalsOf(windows: Window[]): Marginal[] {
   if (sizes.length < 2) return [];
   const [from, to] = [sizes[0], sizes[sizes.length - 1]];
   return unique(windows.map((w) => w.regime)).map((regime) => {
-    const slopes: Record<Consumer, Map<number, number>> = { kcl: new Map(), spout: new Map() };
+    const slopes: Record<Consumer, Map<number, number>> = { kcl: new Map(), spout: new Map(), baseline: new Map() };
     for (const consumer of CONSUMERS)
       for (const round of unique(windows.map((w) => w.round))) {
         const at = (shards: number) =>
@@ -134,17 +138,22 @@ export function marginalsOf(windows: Window[]): Marginal[] {
         const high = at(to);
         if (low && high) slopes[consumer].set(round, (msPerSecond(high) - msPerSecond(low)) / (to - from));
       }
-    const ratios = [...slopes.spout].flatMap(([round, spout]) => {
-      const kcl = slopes.kcl.get(round);
-      return kcl === undefined || kcl <= 0 ? [] : [spout / kcl];
-    });
+    const over = (other: Consumer) =>
+      summarize(
+        [...slopes.spout].flatMap(([round, spout]) => {
+          const slope = slopes[other].get(round);
+          return slope === undefined || slope <= 0 ? [] : [spout / slope];
+        }),
+      );
     return {
       regime,
       from,
       to,
       kcl: summarize([...slopes.kcl.values()]),
       spout: summarize([...slopes.spout.values()]),
-      spoutOverKcl: summarize(ratios),
+      baseline: summarize([...slopes.baseline.values()]),
+      spoutOverKcl: over('kcl'),
+      spoutOverBaseline: over('baseline'),
     };
   });
 }
@@ -156,7 +165,7 @@ function unique<T>(values: T[]): T[] {
   return [...new Set(values)];
 }
 
-const NAMES: Record<Consumer, string> = { kcl: 'KCL 2.7.0', spout: 'this spout' };
+const NAMES: Record<Consumer, string> = { kcl: 'KCL 2.7.0', spout: 'this spout', baseline: 'the spout before' };
 
 /** `median (min–max)` with `digits` decimals; a single value alone; `—` for none. */
 export function range(s: Summary, digits: number): string {
@@ -178,14 +187,19 @@ export function kclTable(rows: Row[], marginals: Marginal[]): string[] {
           `| ${regime} | ${shards} | ${NAMES[row.consumer]} | ${range(row.pickupSeconds, 2)} s | ${range(row.cpuPercent, 1)} % | ${range(row.cpuMsPerSecondPerShard, 2)} ms/s | ${range(row.getRecordsPerSecond, 0)} | ${range(row.cpuMicrosPerGetRecords, 0)} µs | ${range(row.rssMiB, 0)} MiB | ${range(row.storeCpuPercent, 1)} % | ${range(row.driverCpuPercent, 1)} % | ${range(row.load, 1)} |`,
         );
   if (marginals.length) {
+    const ran = CONSUMERS.filter((c) => marginals.some((m) => m[c].n > 0));
+    const ratios = [
+      ...(ran.includes('kcl') ? [['spout ÷ KCL', 'spoutOverKcl'] as const] : []),
+      ...(ran.includes('baseline') ? [['spout ÷ the spout before', 'spoutOverBaseline'] as const] : []),
+    ];
     lines.push(
       '',
-      '| CPUs | one more idle shard, slope | KCL 2.7.0 | this spout | spout ÷ KCL, round by round |',
-      '|---|---|---|---|---|',
+      `| CPUs | one more idle shard, slope | ${[...ran.map((c) => NAMES[c]), ...ratios.map(([name]) => `${name}, round by round`)].join(' | ')} |`,
+      `|---|---|${[...ran, ...ratios].map(() => '---|').join('')}`,
     );
     for (const m of marginals)
       lines.push(
-        `| ${m.regime} | ${m.from} → ${m.to} shards | ${range(m.kcl, 3)} ms/s | ${range(m.spout, 3)} ms/s | ${range(m.spoutOverKcl, 2)} |`,
+        `| ${m.regime} | ${m.from} → ${m.to} shards | ${[...ran.map((c) => `${range(m[c], 3)} ms/s`), ...ratios.map(([, key]) => range(m[key], 2))].join(' | ')} |`,
       );
   }
   return lines;

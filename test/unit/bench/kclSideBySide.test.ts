@@ -79,6 +79,10 @@ describe('window figures', () => {
         fc.record({
           kcl: fc.tuple(fc.double({ min: 0, max: 20, noNaN: true }), fc.double({ min: 0.01, max: 1, noNaN: true })),
           spout: fc.tuple(fc.double({ min: 0, max: 20, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true })),
+          baseline: fc.tuple(
+            fc.double({ min: 0, max: 20, noNaN: true }),
+            fc.double({ min: 0.01, max: 1, noNaN: true }),
+          ),
         }),
         fc.integer({ min: 1, max: 4 }),
         fc.integer({ min: 1, max: 512 }),
@@ -87,7 +91,7 @@ describe('window figures', () => {
           fc.pre(a !== b);
           const windows = [];
           for (let round = 0; round < rounds; round += 1)
-            for (const consumer of ['kcl', 'spout'] as const)
+            for (const consumer of ['kcl', 'spout', 'baseline'] as const)
               for (const shards of [a, b]) {
                 // ms/s of CPU = base + slope × shards; the window's CPU % is a tenth of it.
                 const [base, slope] = lines[consumer];
@@ -100,8 +104,11 @@ describe('window figures', () => {
             m.to === Math.max(a, b) &&
             close(m.kcl.median, lines.kcl[1]) &&
             close(m.spout.median, lines.spout[1]) &&
+            close(m.baseline.median, lines.baseline[1]) &&
             m.spoutOverKcl.n === rounds &&
-            close(m.spoutOverKcl.median, lines.spout[1] / lines.kcl[1])
+            close(m.spoutOverKcl.median, lines.spout[1] / lines.kcl[1]) &&
+            m.spoutOverBaseline.n === rounds &&
+            close(m.spoutOverBaseline.median, lines.spout[1] / lines.baseline[1])
           );
         },
       ),
@@ -140,5 +147,19 @@ describe('the page table', () => {
       '| idle | 64 → 256 shards | 0.313 ms/s | 0.208 (0.156–0.208) ms/s | 0.67 (0.50–0.67) |',
     );
     expect(range({ median: 1, min: 1, max: 1, n: 0 }, 2)).toBe('—');
+  });
+
+  test('the spout beside an earlier build of itself, without KCL: their slopes and ratio only', () => {
+    const windows = [
+      reading('baseline', 64, 0, 6),
+      reading('baseline', 256, 0, 12),
+      reading('spout', 64, 0, 5),
+      reading('spout', 256, 0, 8),
+    ].map(windowOf);
+    const lines = kclTable(rowsOf(windows), marginalsOf(windows));
+    expect(lines).toContain(
+      '| CPUs | one more idle shard, slope | this spout | the spout before | spout ÷ the spout before, round by round |',
+    );
+    expect(lines[lines.length - 1]).toBe('| idle | 64 → 256 shards | 0.156 ms/s | 0.313 ms/s | 0.50 |');
   });
 });
