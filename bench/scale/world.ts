@@ -55,11 +55,18 @@ export class ScaleWorld {
 
   /** Starts the proxies' processes (for `tasks` tasks) and the producer's, which waits for startProducer. */
   async prepare(tasks: number): Promise<void> {
-    [this.proxies, this.producer] = await Promise.all([
+    const [proxies, producer] = await Promise.allSettled([
       Proxies.start(this.zk.port, this.server.endpoint, tasks),
       Producer.start(this.server, this.stream, PUT_EVERY_MS),
     ]);
-    if (this.open.length) await this.producer.setOpen(this.open);
+    if (proxies.status === 'fulfilled') this.proxies = proxies.value;
+    if (producer.status === 'fulfilled') this.producer = producer.value;
+    if (proxies.status === 'rejected' || producer.status === 'rejected') {
+      // The one that started is stopped: stop() is not called for a world that failed to prepare.
+      await Promise.all([this.proxies?.stop(), this.producer?.stop()]);
+      throw proxies.status === 'rejected' ? proxies.reason : (producer as PromiseRejectedResult).reason;
+    }
+    if (this.open.length) await this.producer!.setOpen(this.open.map(({ shardId, hashKey }) => ({ shardId, hashKey })));
   }
 
   private get started(): { proxies: Proxies; producer: Producer } {
