@@ -26,7 +26,8 @@
  * The scale sections: SCALE=16x4,64x8 (shards x tasks, real processes; `64x8@fast` names the emulator of one
  * size), SCALE_KINESIS=kinesis-local,fast (the emulators each other size runs on, in turn: kinesis-local by
  * default; fast is ours, test/helpers/fastKinesis/, its fixed latency SCALE_FAST_LATENCY_MS, default 15),
- * SCALE_SPOUT_CONF (a JSON object of `kinesis.spout` keys every task of a scale run gets),
+ * SCALE_SPOUT_CONF (a JSON object of `kinesis.spout` keys every task of a scale run gets), SCALE_PROXY_TASKS (the
+ * tasks whose counting proxies share one process, default 8: the proxies and the producer run apart from the driver),
  * SCALE_SIM=64x8,256x16,1024x32,4096x64,8192x128 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
  * emulators' own round trips, each of SCALE_KINESIS).
  * trickle: what a caught-up shard receiving 0, 1 or 10 records/s costs and how soon its records are emitted, under

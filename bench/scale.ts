@@ -10,9 +10,11 @@
  *              the emulator reports the stream ACTIVE with 2S open shards (min/median/max)
  *   halve      UpdateShardCount 2S -> S, the same
  *   kill       SIGKILL of one task: each of its shards' first emit by another task after the kill
- * and throughout: the harness's own CPU (driver, proxies, producer) and event-loop delay, the servers' CPU,
- * nothing lost. ZooKeeper requests are counted by a proxy per task that decodes the wire protocol
- * (bench/scale/zkCounter.ts), Kinesis calls by a proxy per task reading X-Amz-Target (kinesisCounter.ts).
+ * and throughout: the harness's own CPU and event-loop delay (the driver's process; the proxies' and the
+ * producer's processes apart), the servers' CPU, nothing lost. ZooKeeper requests are counted by a proxy per
+ * task that decodes the wire protocol (bench/scale/zkCounter.ts), Kinesis calls by a proxy per task reading
+ * X-Amz-Target (kinesisCounter.ts); the proxies run in processes of their own (bench/scale/proxies.ts: the
+ * tasks of SCALE_PROXY_TASKS, default 8, to one process), and so does the producer (bench/scale/producer.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -111,12 +113,35 @@ export interface ScaleRun {
   double: PickupFigures;
   halve: PickupFigures;
   kill: { orphans: number; firstEmitMs: Summary; unread: number; breakdown: PickupBreakdown };
-  /** The benchmark process (driver, proxies, producer): CPU share of one core over the run, event-loop delay. */
   /** Per task, over the whole run. */
   perTaskCalls: { listShards: Summary; getShardIterator: Summary; zkRequests: Summary };
-  harness: { cpuPercent: number; loopDelayP99Ms: number; loopDelayMaxMs: number };
+  /**
+   * The driver's process: CPU share of one core over the run, event-loop delay (monitorEventLoopDelay at a
+   * 10 ms resolution: a figure includes those 10 ms). Results from before `helpers` measured the driver,
+   * the proxies and the producer in one process.
+   */
+  harness: {
+    cpuPercent: number;
+    loopDelayP50Ms?: number;
+    loopDelayP99Ms: number;
+    loopDelayMaxMs: number;
+    /** The proxies' processes and the producer's, over the same run: CPU share of one core, event-loop delay. */
+    helpers?: HelperFigures[];
+  };
   servers: { zooKeeperCpuPercent: number; kinesisCpuPercent: number };
   records: { put: number; lost: number; duplicates: number; putFailures: number };
+}
+
+export interface HelperFigures {
+  name: string;
+  /** The tasks whose proxies it serves. */
+  tasks?: number[];
+  cpuPercent: number;
+  loopDelayP50Ms: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  /** Its clock against the driver's, measured at its start by a round trip: how far its times may be off. */
+  skewMs: number;
 }
 
 const round = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));
@@ -139,7 +164,7 @@ async function pickup(
     emulatorMs: Math.round(activeAt - calledAt),
     firstEmitMs: summarize(firsts.map((t) => t - activeAt)),
     unread: fresh.length - firsts.length,
-    breakdown: pickupBreakdown(world, fresh, activeAt, Math.max(...firsts, activeAt)),
+    breakdown: await pickupBreakdown(world, fresh, activeAt, Math.max(...firsts, activeAt)),
   };
   log(
     `scale ${world.stream}: ${from} -> ${to}: emulator ACTIVE after ${figures.emulatorMs} ms; new shards' first emit ` +
@@ -161,23 +186,25 @@ export async function scaleRun(
   const stream = `bench-scale-${shards}x${tasks}-${randomUUID().slice(0, 8)}`;
   await createStream(client, stream, shards);
   const world = new ScaleWorld(zk, server, client, stream, `scale-${shards}x${tasks}`, spoutOverrides());
+  await world.prepare(tasks);
   await world.relist();
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
+  await world.helpers(true);
   const wallStart = performance.now();
   const cpuStart = process.cpuUsage();
   const servers0 = { zk: cpuMicros(zk.pid), kinesis: cpuMicros(server.pid) };
   const timeout = quick ? 60_000 : 300_000;
   const windowMs = quick ? 2_000 : 10_000;
   try {
-    world.startProducer();
+    await world.startProducer();
     const firstStart = performance.now();
     await world.startTasks(tasks);
     const lastStart = Math.max(...world.tasks.map((t) => t.startedAt));
     const everyShard = () => world.open.every((s) => world.firstEmit(s.shardId, 0) !== undefined);
     const allAt = await world.until(everyShard, timeout);
     const balancedAt = await world.until(() => world.balanced(), timeout);
-    const startBreakdown = pickupBreakdown(
+    const startBreakdown = await pickupBreakdown(
       world,
       world.open.map((s) => s.shardId),
       lastStart,
@@ -189,10 +216,10 @@ export async function scaleRun(
     );
     await sleep(1_000);
     const busy = await windowCounts(world, windowMs);
-    world.pauseProducer();
+    await world.pauseProducer();
     await sleep(quick ? 1_000 : 3_000);
     const idle = await windowCounts(world, windowMs);
-    world.startProducer();
+    await world.startProducer();
     await sleep(1_000);
     const double = await pickup(world, shards, shards * 2, timeout, log);
     await world.until(() => world.balanced(), quick ? 10_000 : 60_000);
@@ -212,16 +239,35 @@ export async function scaleRun(
       orphans: orphans.length,
       firstEmitMs: summarize(times.map((t) => t - killedAt)),
       unread: orphans.length - times.length,
-      breakdown: pickupBreakdown(world, orphans, killedAt, Math.max(...times, killedAt)),
+      breakdown: await pickupBreakdown(world, orphans, killedAt, Math.max(...times, killedAt)),
     };
     log(
       `scale ${shards}x${tasks}: SIGKILL of a task holding ${orphans.length} shard(s): emitted again after ${kill.firstEmitMs.median}/${kill.firstEmitMs.max} ms (median/max)`,
     );
-    world.pauseProducer();
-    await world.until(() => world.lost() === 0, 60_000);
+    await world.pauseProducer();
+    await world.until(async () => {
+      await world.syncPuts();
+      return world.lost() === 0;
+    }, 60_000);
     const wall = performance.now() - wallStart;
     const cpu = process.cpuUsage(cpuStart);
     delay.disable();
+    const helpers = await world.helpers();
+    await world.syncCounters();
+    await world.syncPuts();
+    const percent = (micros: number) => Math.round((micros / 1000 / wall) * 100);
+    const helperFigures: HelperFigures[] = [
+      ...helpers.proxies.map((p, i) => ({ name: `proxies ${i + 1}`, ...p })),
+      { name: 'producer', ...helpers.producer },
+    ].map(({ name, tasks: served, skewMs, usage }) => ({
+      name,
+      ...(served?.length ? { tasks: served } : {}),
+      cpuPercent: percent(usage.cpuMicros),
+      loopDelayP50Ms: usage.loopDelayP50Ms,
+      loopDelayP99Ms: usage.loopDelayP99Ms,
+      loopDelayMaxMs: usage.loopDelayMaxMs,
+      skewMs,
+    }));
     const run: ScaleRun = {
       shards,
       tasks,
@@ -245,9 +291,11 @@ export async function scaleRun(
         zkRequests: summarize(world.tasks.map((t) => t.zk.events.length)),
       },
       harness: {
-        cpuPercent: Math.round(((cpu.user + cpu.system) / 1000 / wall) * 100),
+        cpuPercent: percent(cpu.user + cpu.system),
+        loopDelayP50Ms: Math.round(delay.percentile(50) / 1e6),
         loopDelayP99Ms: Math.round(delay.percentile(99) / 1e6),
         loopDelayMaxMs: Math.round(delay.max / 1e6),
+        helpers: helperFigures,
       },
       servers: {
         zooKeeperCpuPercent: Math.round(((cpuMicros(zk.pid) - servers0.zk) / 1000 / wall) * 100),
@@ -261,7 +309,9 @@ export async function scaleRun(
       },
     };
     log(
-      `scale ${shards}x${tasks}: harness ${run.harness.cpuPercent} % CPU (loop delay p99 ${run.harness.loopDelayP99Ms} ms), ` +
+      `scale ${shards}x${tasks}: driver ${run.harness.cpuPercent} % CPU (loop delay p50/p99 ${run.harness.loopDelayP50Ms}/${run.harness.loopDelayP99Ms} ms); ` +
+        helperFigures.map((h) => `${h.name} ${h.cpuPercent} % (p99 ${h.loopDelayP99Ms} ms)`).join(', ') +
+        '; ' +
         `ZooKeeper ${run.servers.zooKeeperCpuPercent} %, ${kinesis} ${run.servers.kinesisCpuPercent} %; ` +
         `${run.records.put} records put, ${run.records.lost} lost, ${run.records.duplicates} duplicates; load ${run.loadAverage.after.join(' ')}`,
     );

@@ -35,6 +35,7 @@ export async function windowCounts(world: ScaleWorld, ms: number): Promise<Windo
   const cpu0 = live.map((t) => cpuMicros(t.driver.pid));
   await sleep(ms);
   const to = performance.now();
+  await world.syncCounters();
   const seconds = (to - from) / 1000;
   const held = world.holdings();
   const per = (f: (i: number) => number) => summarize(live.map((_, i) => Math.round(f(i) * 100) / 100));
@@ -83,7 +84,14 @@ export interface PickupBreakdown {
 
 const ms = (x: number) => Math.round(x);
 
-export function pickupBreakdown(world: ScaleWorld, shards: string[], from: number, to: number): PickupBreakdown {
+/** From the proxies' counts, brought up to date first (`to` is past). */
+export async function pickupBreakdown(
+  world: ScaleWorld,
+  shards: string[],
+  from: number,
+  to: number,
+): Promise<PickupBreakdown> {
+  await world.syncCounters();
   const end = to + 1;
   const zkEvents = world.tasks.flatMap((t) => t.zk.events.filter((e) => e.at >= from && e.at < end));
   const calls = world.tasks.flatMap((t) => t.kinesis.calls.filter((c) => c.at >= from && c.at < end));

@@ -24,6 +24,13 @@ export interface KinesisCounter {
 
 const TARGET_PREFIX = /^Kinesis_\d+\./;
 
+/** Calls per operation in `calls` made in [from, to). */
+export function callCounts(calls: readonly KinesisCall[], from = 0, to = Infinity): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const c of calls) if (c.at >= from && c.at < to) counts[c.op] = (counts[c.op] ?? 0) + 1;
+  return counts;
+}
+
 export async function startKinesisCounter(upstreamEndpoint: string): Promise<KinesisCounter> {
   const upstream = new URL(upstreamEndpoint);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -70,9 +77,7 @@ export async function startKinesisCounter(upstreamEndpoint: string): Promise<Kin
     endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     calls,
     counts(from = 0, to = Infinity) {
-      const counts: Record<string, number> = {};
-      for (const c of calls) if (c.at >= from && c.at < to) counts[c.op] = (counts[c.op] ?? 0) + 1;
-      return counts;
+      return callCounts(calls, from, to);
     },
     async close() {
       server.closeAllConnections();

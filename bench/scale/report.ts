@@ -15,6 +15,13 @@ const span = (x: Summary) => (x.min === x.max ? `${x.median}` : `${x.min}–${x.
 const label = (x: { shards: number; tasks: number; kinesis?: string }, times = ' × ') =>
   `${x.shards}${times}${x.tasks}, ${x.kinesis ?? 'kinesis-local'}`;
 
+/** The driver's CPU and loop delay; then its helper processes', when they ran apart. */
+function harness(h: ScaleRun['harness']): string {
+  const driver = `${h.cpuPercent} % of a core / ${h.loopDelayP99Ms} ms`;
+  if (!h.helpers?.length) return driver;
+  return `${driver}; ${h.helpers.map((x) => `${x.name} ${x.cpuPercent} % / ${x.loopDelayP99Ms} ms`).join(', ')}`;
+}
+
 function breakdownLine(what: string, b: PickupBreakdown): string {
   const rtt = (op: string) => (b.kinesisRttMs[op] ? `${b.kinesisRttMs[op].median}/${b.kinesisRttMs[op].p99}` : '—');
   return (
@@ -50,7 +57,7 @@ export function scaleSections(r: {
       );
     out.push(
       '',
-      '| shards × tasks | RSS per task, idle | CPU per task, idle | ZooKeeper reads / writes per s per task, idle | the same, busy | GetRecords per s per task, idle | ListShards / GetShardIterator per task over the run | harness CPU (driver, proxies, producer) / event-loop delay p99 | ZooKeeper / Kinesis emulator CPU |',
+      '| shards × tasks | RSS per task, idle | CPU per task, idle | ZooKeeper reads / writes per s per task, idle | the same, busy | GetRecords per s per task, idle | ListShards / GetShardIterator per task over the run | harness CPU / event-loop delay p99: the driver (older runs: with the proxies and the producer in it); the proxies’ processes, the producer’s | ZooKeeper / Kinesis emulator CPU |',
       '|---|---|---|---|---|---|---|---|---|',
     );
     for (const x of r.scale) {
@@ -58,7 +65,7 @@ export function scaleSections(r: {
       out.push(
         `| ${label(x)} | ${x.idle.rssMiB.median} MiB (${span(x.idle.rssMiB)}) | ${x.idle.cpuPercent.median} % (${span(x.idle.cpuPercent)}) | ` +
           `${x.idle.zkReadsPerSecond.median} / ${x.idle.zkWritesPerSecond.median} | ${x.busy.zkReadsPerSecond.median} / ${x.busy.zkWritesPerSecond.median} | ` +
-          `${x.idle.getRecordsPerSecond.median} | ${total('listShards')} / ${total('getShardIterator')} | ${x.harness.cpuPercent} % of a core / ${x.harness.loopDelayP99Ms} ms | ` +
+          `${x.idle.getRecordsPerSecond.median} | ${total('listShards')} / ${total('getShardIterator')} | ${harness(x.harness)} | ` +
           `${x.servers.zooKeeperCpuPercent} % / ${x.servers.kinesisCpuPercent} % |`,
       );
     }

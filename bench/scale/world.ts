@@ -2,21 +2,21 @@
  * One scale run's moving parts: T spout processes driven as ShellSpout drives them (OS pipes, every emit
  * acked), each behind its own counting proxies to ZooKeeper and Kinesis; a producer putting one record to
  * every open shard every 0.5 s (ExplicitHashKey = the shard's starting hash key); and the evidence: every
- * emit's time and process per shard, every record put.
+ * emit's time and process per shard, every record put. The proxies and the producer run in processes of
+ * their own (proxies.ts, producer.ts), started by `prepare`: this process only drives the spouts, so its
+ * event loop times their emits, not the harness's own work; what those processes saw is brought over by
+ * `syncCounters` and `syncPuts`.
  */
-import {
-  DescribeStreamSummaryCommand,
-  type KinesisClient,
-  PutRecordsCommand,
-  UpdateShardCountCommand,
-} from '@aws-sdk/client-kinesis';
+import { DescribeStreamSummaryCommand, type KinesisClient, UpdateShardCountCommand } from '@aws-sdk/client-kinesis';
 import { listAllShards, openShards } from '../../test/helpers/kinesisAdmin';
 import type { KinesisServer } from '../../test/helpers/kinesisServer';
 import { StormDriver } from '../../test/helpers/stormDriver';
 import type { ZooKeeperServer } from '../../test/helpers/zookeeperServer';
 import { benchConf, benchNodeOptions, sleep } from '../lib';
-import { startKinesisCounter, type KinesisCounter } from './kinesisCounter';
-import { startZkCounter, type ZkCounter } from './zkCounter';
+import type { KinesisCounter } from './kinesisCounter';
+import { Producer } from './producer';
+import { Proxies, type ProxyProcessFigures } from './proxies';
+import type { ZkCounter } from './zkCounter';
 
 export interface Task {
   index: number;
@@ -34,18 +34,15 @@ export class ScaleWorld {
   readonly tasks: Task[] = [];
   /** Per shard: every emit, [performance.now(), pid]. */
   readonly emits = new Map<string, [number, number][]>();
-  readonly putIds = new Set<string>();
   readonly emittedIds = new Set<string>();
   emitCount = 0;
-  putFailures = 0;
   /** Open shards and their starting hash keys, as last listed. */
   open: { shardId: string; hashKey: string; parents: string[] }[] = [];
   /** Every shard's parents, as listed. */
   readonly parents = new Map<string, string[]>();
   private stopped = false;
-  private producing = false;
-  private producer: Promise<void> | undefined;
-  private putNow: (() => void) | undefined;
+  private producer: Producer | undefined;
+  private proxies: Proxies | undefined;
 
   constructor(
     private readonly zk: ZooKeeperServer,
@@ -56,6 +53,57 @@ export class ScaleWorld {
     private readonly overrides: Record<string, unknown>,
   ) {}
 
+  /** Starts the proxies' processes (for `tasks` tasks) and the producer's, which waits for startProducer. */
+  async prepare(tasks: number): Promise<void> {
+    const [proxies, producer] = await Promise.allSettled([
+      Proxies.start(this.zk.port, this.server.endpoint, tasks),
+      Producer.start(this.server, this.stream, PUT_EVERY_MS),
+    ]);
+    if (proxies.status === 'fulfilled') this.proxies = proxies.value;
+    if (producer.status === 'fulfilled') this.producer = producer.value;
+    if (proxies.status === 'rejected' || producer.status === 'rejected') {
+      // The one that started is stopped: stop() is not called for a world that failed to prepare.
+      await Promise.all([this.proxies?.stop(), this.producer?.stop()]);
+      throw proxies.status === 'rejected' ? proxies.reason : (producer as PromiseRejectedResult).reason;
+    }
+    if (this.open.length) await this.producer!.setOpen(this.open.map(({ shardId, hashKey }) => ({ shardId, hashKey })));
+  }
+
+  private get started(): { proxies: Proxies; producer: Producer } {
+    if (!this.proxies || !this.producer) throw new Error('ScaleWorld: prepare() first');
+    return { proxies: this.proxies, producer: this.producer };
+  }
+
+  /** Every record put, `${shardId}:${sequenceNumber}`, as of the last syncPuts. */
+  get putIds(): ReadonlySet<string> {
+    return this.started.producer.putIds;
+  }
+
+  /** Puts that failed, as of the last syncPuts. */
+  get putFailures(): number {
+    return this.started.producer.putFailures;
+  }
+
+  /** Collects the producer's puts so far (putIds, putFailures, lost()). */
+  syncPuts(): Promise<void> {
+    return this.started.producer.sync();
+  }
+
+  /** Brings every task's counters (`zk`, `kinesis`) up to what its proxies have seen by now. */
+  syncCounters(): Promise<void> {
+    return this.started.proxies.sync();
+  }
+
+  /** CPU and event-loop delay of the proxies' and the producer's processes since the last reset. */
+  async helpers(reset = false): Promise<{ proxies: ProxyProcessFigures[]; producer: ProxyProcessFigures }> {
+    const { proxies, producer } = this.started;
+    const [p, usage] = await Promise.all([proxies.usage(reset), producer.usage(reset)]);
+    return {
+      proxies: p,
+      producer: { pid: producer.pid, tasks: [], skewMs: Math.round(producer.skewMs * 100) / 100, usage },
+    };
+  }
+
   /** Starts every task at once, as a deploy does; resolves once all have sent their pid. */
   async startTasks(count: number): Promise<void> {
     const indexes = Array.from({ length: count }, (_, i) => i + 1);
@@ -64,7 +112,7 @@ export class ScaleWorld {
   }
 
   private async startTask(index: number, all: number[]): Promise<Task> {
-    const [zk, kinesis] = await Promise.all([startZkCounter(this.zk.port), startKinesisCounter(this.server.endpoint)]);
+    const { zk, kinesis } = await this.started.proxies.open(index);
     const conf = benchConf(this.zk, { endpoint: kinesis.endpoint, region: this.server.region }, this.stream, this.app, {
       ...this.overrides,
       zookeeper: { connect: `127.0.0.1:${zk.port}`, root: '/bench', sessionTimeoutMs: 6_000 },
@@ -110,53 +158,17 @@ export class ScaleWorld {
       hashKey: s.HashKeyRange!.StartingHashKey!,
       parents: this.parents.get(s.ShardId!)!,
     }));
-    this.putNow?.();
-  }
-
-  private async putRound(): Promise<void> {
-    const targets = this.open;
-    for (let i = 0; i < targets.length; i += 500) {
-      const batch = targets.slice(i, i + 500);
-      try {
-        const answer = await this.client.send(
-          new PutRecordsCommand({
-            StreamName: this.stream,
-            Records: batch.map((t) => ({
-              PartitionKey: t.shardId,
-              ExplicitHashKey: t.hashKey,
-              Data: Buffer.from(String(Date.now())),
-            })),
-          }),
-        );
-        for (const r of answer.Records ?? []) {
-          if (r.SequenceNumber && r.ShardId) this.putIds.add(`${r.ShardId}:${r.SequenceNumber}`);
-          else this.putFailures += 1;
-        }
-      } catch {
-        this.putFailures += batch.length;
-      }
-    }
+    await this.producer?.setOpen(this.open.map(({ shardId, hashKey }) => ({ shardId, hashKey })));
   }
 
   /** One record to every open shard every PUT_EVERY_MS, and at once after each relist. */
-  startProducer(): void {
-    this.producing = true;
-    this.producer ??= (async () => {
-      while (!this.stopped) {
-        if (this.producing) await this.putRound();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, PUT_EVERY_MS);
-          this.putNow = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-    })();
+  startProducer(): Promise<void> {
+    return this.started.producer.start();
   }
 
-  pauseProducer(): void {
-    this.producing = false;
+  /** Resolves once no put is under way. */
+  pauseProducer(): Promise<void> {
+    return this.started.producer.pause();
   }
 
   /**
@@ -220,16 +232,16 @@ export class ScaleWorld {
   }
 
   /** Polls `done` every 100 ms until true (resolves with the time) or the timeout (undefined). */
-  async until(done: () => boolean, timeoutMs: number): Promise<number | undefined> {
+  async until(done: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number | undefined> {
     const deadline = performance.now() + timeoutMs;
     while (performance.now() < deadline) {
-      if (done()) return performance.now();
+      if (await done()) return performance.now();
       await sleep(100);
     }
     return undefined;
   }
 
-  /** Records put and never emitted. */
+  /** Records put (as of the last syncPuts) and never emitted. */
   lost(): number {
     let lost = 0;
     for (const id of this.putIds) if (!this.emittedIds.has(id)) lost += 1;
@@ -238,10 +250,9 @@ export class ScaleWorld {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.putNow?.();
-    await this.producer;
+    await this.producer?.stop();
     await Promise.all(this.tasks.map((t) => t.pump));
     await Promise.all(this.tasks.map((t) => t.driver.stop(3_000)));
-    await Promise.all(this.tasks.flatMap((t) => [t.zk.close(), t.kinesis.close()]));
+    await this.proxies?.stop();
   }
 }

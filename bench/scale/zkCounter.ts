@@ -90,6 +90,28 @@ function folderOf(path: string): string | undefined {
   return at >= 0 ? parts[at] : parts[parts.length - 1];
 }
 
+/** Counts of the requests in `events` made in [from, to), the notifications in it, every ping. */
+export function zkCounts(
+  events: readonly ZkRequestEvent[],
+  notifications: readonly number[],
+  pings: number,
+  from = 0,
+  to = Infinity,
+): ZkCounts {
+  const counts: ZkCounts = { reads: 0, writes: 0, pings: 0, other: 0, notifications: 0, byOp: {} };
+  for (const e of events) {
+    if (e.at < from || e.at >= to) continue;
+    if (e.kind === 'read') counts.reads += 1;
+    else if (e.kind === 'write') counts.writes += 1;
+    else counts.other += 1;
+    const key = e.folder ? `${e.op} ${e.folder}` : e.op;
+    counts.byOp[key] = (counts.byOp[key] ?? 0) + 1;
+  }
+  counts.notifications = notifications.filter((t) => t >= from && t < to).length;
+  counts.pings = pings;
+  return counts;
+}
+
 export async function startZkCounter(targetPort: number): Promise<ZkCounter> {
   const events: ZkRequestEvent[] = [];
   const notifications: number[] = [];
@@ -163,18 +185,7 @@ export async function startZkCounter(targetPort: number): Promise<ZkCounter> {
       return pings;
     },
     counts(from = 0, to = Infinity) {
-      const counts: ZkCounts = { reads: 0, writes: 0, pings: 0, other: 0, notifications: 0, byOp: {} };
-      for (const e of events) {
-        if (e.at < from || e.at >= to) continue;
-        if (e.kind === 'read') counts.reads += 1;
-        else if (e.kind === 'write') counts.writes += 1;
-        else counts.other += 1;
-        const key = e.folder ? `${e.op} ${e.folder}` : e.op;
-        counts.byOp[key] = (counts.byOp[key] ?? 0) + 1;
-      }
-      counts.notifications = notifications.filter((t) => t >= from && t < to).length;
-      counts.pings = pings;
-      return counts;
+      return zkCounts(events, notifications, pings, from, to);
     },
     async close() {
       for (const socket of sockets) socket.destroy();
