@@ -64,7 +64,6 @@ export const IDLE_TICK_MS = 50;
  * (within their call budget) instead of up to `idlePollIntervalMs` later, so that children are read sooner.
  */
 export class IdleReaders {
-  private readonly waiting = new Set<() => void>();
   /** The readers due at each tick (its time on the scheduler's clock), one timer per tick. */
   private readonly ticks = new Map<number, Set<() => void>>();
 
@@ -74,32 +73,33 @@ export class IdleReaders {
    */
   wait(scheduler: Scheduler, ms: number, stopped: AbortSignal): Promise<void> {
     if (stopped.aborted) return Promise.resolve();
+    const tick = Math.ceil((scheduler.now() + ms) / IDLE_TICK_MS) * IDLE_TICK_MS;
+    let due = this.ticks.get(tick);
+    if (!due) {
+      due = new Set();
+      this.ticks.set(tick, due);
+      scheduler.after(tick - scheduler.now(), () => this.ring(tick));
+    }
+    const readers = due;
     return new Promise((resolve) => {
-      const tick = Math.ceil((scheduler.now() + ms) / IDLE_TICK_MS) * IDLE_TICK_MS;
-      let due = this.ticks.get(tick);
-      if (!due) {
-        const readers = new Set<() => void>();
-        due = readers;
-        this.ticks.set(tick, readers);
-        scheduler.after(tick - scheduler.now(), () => {
-          this.ticks.delete(tick);
-          for (const wake of readers) wake();
-        });
-      }
       const wake = () => {
-        due.delete(wake);
-        this.waiting.delete(wake);
+        readers.delete(wake);
         stopped.removeEventListener('abort', wake);
         resolve();
       };
-      due.add(wake);
-      this.waiting.add(wake);
+      readers.add(wake);
       stopped.addEventListener('abort', wake, { once: true });
     });
   }
 
   wakeAll(): void {
-    for (const wake of [...this.waiting]) wake();
+    for (const readers of [...this.ticks.values()]) for (const wake of [...readers]) wake();
+  }
+
+  private ring(tick: number): void {
+    const readers = this.ticks.get(tick);
+    this.ticks.delete(tick);
+    for (const wake of [...(readers ?? [])]) wake();
   }
 }
 
