@@ -74,6 +74,17 @@ function ownerEvents(own: Partial<ShardReaderEvents>): ShardReaderEvents {
   };
 }
 
+/** A shard that stays open, caught up and empty: every GetRecords answers nothing at the tip; `callsAt` gets each call's time. */
+function emptyAtTip(loop: SimLoop, callsAt: number[] = []): KinesisApi {
+  return {
+    send: (async (command: unknown) => {
+      if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
+      callsAt.push(loop.now);
+      return { Records: [], NextShardIterator: 'at:0', MillisBehindLatest: 0 };
+    }) as KinesisApi['send'],
+  };
+}
+
 function readerOf(loop: SimLoop, kinesis: KinesisApi, budget: number, seed: number) {
   const got: KinesisRecord[] = [];
   let errors = 0;
@@ -418,14 +429,7 @@ describe('PollingReader: a shard read at its tip', () => {
     const idle = new IdleReaders();
     // One shard that stays open, caught up and empty...
     const callsAt: number[] = [];
-    const open: KinesisApi = {
-      send: (async (command: unknown) => {
-        if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
-        callsAt.push(loop.now);
-        return { Records: [], NextShardIterator: 'at:0', MillisBehindLatest: 0 };
-      }) as KinesisApi['send'],
-    };
-    const reader = pollingReader(loop, open, ownerEvents({}), 5, 30, idle);
+    const reader = pollingReader(loop, emptyAtTip(loop, callsAt), ownerEvents({}), 5, 30, idle);
     reader.start({ kind: 'TRIM_HORIZON' });
     await settle();
     await loop.run(3_000, () => undefined);
@@ -450,14 +454,7 @@ describe('PollingReader: a shard read at its tip', () => {
     const readers = Array.from({ length: 32 }, (_, i) => {
       const own: number[] = [];
       callsAt.set(i, own);
-      const empty: KinesisApi = {
-        send: (async (command: unknown) => {
-          if (command instanceof GetShardIteratorCommand) return { ShardIterator: 'at:0' };
-          own.push(loop.now);
-          return { Records: [], NextShardIterator: 'at:0', MillisBehindLatest: 0 };
-        }) as KinesisApi['send'],
-      };
-      return pollingReader(loop, empty, ownerEvents({}), 5, 100 + i, idle);
+      return pollingReader(loop, emptyAtTip(loop, own), ownerEvents({}), 5, 100 + i, idle);
     });
     for (const reader of readers) reader.start({ kind: 'TRIM_HORIZON' });
     await settle();
@@ -472,5 +469,25 @@ describe('PollingReader: a shard read at its tip', () => {
     const gaps = [...callsAt.values()].flatMap((at) => at.slice(1).map((t, i) => t - at[i]));
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(800);
     expect(Math.max(...gaps)).toBeLessThanOrEqual(1_200 + IDLE_TICK_MS);
+  });
+
+  it('stops at once while it waits for its tick, and calls no more', async () => {
+    const loop = new SimLoop();
+    const idle = new IdleReaders();
+    const callsAt: number[] = [];
+    const waiting = pollingReader(loop, emptyAtTip(loop, callsAt), ownerEvents({}), 5, 7, idle);
+    const other = pollingReader(loop, emptyAtTip(loop), ownerEvents({}), 5, 8, idle);
+    for (const reader of [waiting, other]) reader.start({ kind: 'TRIM_HORIZON' });
+    await settle();
+    await loop.run(100, () => undefined);
+    expect(callsAt).toHaveLength(1);
+    // Stopped with its tick (up to 1.2 s away) not come: it resolves without the clock moving.
+    const stoppedAt = loop.now;
+    await waiting.stop();
+    expect(loop.now).toBe(stoppedAt);
+    // The tick it was due at still rings for the other reader; the stopped one never calls again.
+    await loop.run(10_000, () => undefined);
+    await other.stop();
+    expect(callsAt).toHaveLength(1);
   });
 });
