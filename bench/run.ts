@@ -28,7 +28,7 @@
  * default; fast is ours, test/helpers/fastKinesis/, its fixed latency SCALE_FAST_LATENCY_MS, default 15),
  * SCALE_SPOUT_CONF (a JSON object of `kinesis.spout` keys every task of a scale run gets), SCALE_PROXY_TASKS (the
  * tasks whose counting proxies share one process, default 8: the proxies and the producer run apart from the driver),
- * SCALE_SIM=64x8,256x16,1024x32,4096x64,8192x128 (the simulation, virtual time), SCALE_EMULATOR=16,64,256,512 (the
+ * SCALE_SIM=64x8,256x16,1024x32,4096x64,8192x128 (the simulation, virtual time; SCALE_SIM_SEED, default 1), SCALE_EMULATOR=16,64,256,512 (the
  * emulators' own round trips, each of SCALE_KINESIS).
  * trickle: what a caught-up shard receiving 0, 1 or 10 records/s costs and how soon its records are emitted, under
  * four choices of its polling pause side by side (bench/trickle.ts; its figures: docs/configuration.md);

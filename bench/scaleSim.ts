@@ -5,7 +5,7 @@
  * session timeout 6 s, other settings default; ListShards pages of up to 1,000 shards (as Kinesis's). The
  * same figures as bench/scale.ts, in virtual time: start -> every shard emitted and leases balanced; every
  * open shard split at once (a doubling, "ACTIVE" at that instant) and every pair of siblings merged back
- * (a halving): each new shard's first emit; one task killed (its session abandoned, expiring on the
+ * (a halving), one record put to every new shard at that instant: each new shard's first emit; one task killed (its session abandoned, expiring on the
  * server): each of its shards' first emit elsewhere. Plus the ZooKeeper requests and Kinesis calls of each
  * phase, and the wall and CPU time the run cost here.
  */
@@ -45,6 +45,8 @@ export interface SimPhase {
 export interface ScaleSimRun {
   shards: number;
   tasks: number;
+  /** The simulation's seed (SCALE_SIM_SEED; absent in results from before it could be chosen: 1). */
+  seed?: number;
   start: SimPhase & { balancedMs: number | undefined };
   double: SimPhase;
   halve: SimPhase;
@@ -104,10 +106,11 @@ class SimScale {
   constructor(
     shards: number,
     readonly tasks: number,
+    seed: number,
   ) {
     this.stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, shards, () => WALL_BASE_MS + this.loop.now);
-    const plan = new FaultPlan(new Random(1, 'faults'), { ...NO_FAULTS });
-    const simKinesis = new SimKinesis(this.loop, this.stream, plan, new Random(1, 'shape'), () => undefined);
+    const plan = new FaultPlan(new Random(seed, 'faults'), { ...NO_FAULTS });
+    const simKinesis = new SimKinesis(this.loop, this.stream, plan, new Random(seed, 'shape'), () => undefined);
     simKinesis.maxPageSize = 1_000;
     const apply = this.server.apply.bind(this.server);
     this.server.apply = (sessionId: string, request: Request, readAt?: number) => {
@@ -141,7 +144,7 @@ class SimScale {
       },
     });
     const world: ProcessWorld = {
-      seed: 1,
+      seed,
       loop: this.loop,
       config,
       taskCount: tasks,
@@ -165,6 +168,15 @@ class SimScale {
       this.loop.after(this.world, PUT_EVERY_MS, produce);
     };
     this.loop.after(this.world, 0, produce);
+  }
+
+  /**
+   * One record to each of `shards` at once: new shards get their first record at the reshard's instant, so
+   * that their first emit measures the taking and the first read, not where the reshard fell in the puts'
+   * cadence (a new shard read before its first put waits an idle poll: the halving's 0.6 s or 1.8 s).
+   */
+  putNow(shards: readonly SimShard[]): void {
+    for (const shard of shards) this.putTo(shard);
   }
 
   private putTo(shard: SimShard): void {
@@ -321,12 +333,24 @@ class SimScale {
   }
 }
 
+/** SCALE_SIM_SEED: the simulation's seed (its processes' jitter and Kinesis's latencies); 1 when unset. */
+export function scaleSimSeed(text = process.env.SCALE_SIM_SEED): number {
+  if (text === undefined || text === '') return 1;
+  const seed = Number(text);
+  if (!Number.isSafeInteger(seed) || seed < 0) throw new Error(`SCALE_SIM_SEED: ${text} is not a whole number >= 0`);
+  return seed;
+}
+
 const openIds = (sim: SimScale) => sim.stream.open().map((s) => s.shardId);
 
-export async function scaleSimRun(size: ScaleSize, log: (line: string) => void): Promise<ScaleSimRun> {
+export async function scaleSimRun(
+  size: ScaleSize,
+  log: (line: string) => void,
+  seed = scaleSimSeed(),
+): Promise<ScaleSimRun> {
   const wall = performance.now();
   const cpu = process.cpuUsage();
-  const sim = new SimScale(size.shards, size.tasks);
+  const sim = new SimScale(size.shards, size.tasks, seed);
   const bound = 300_000;
   const startPhase = await sim.phase(openIds(sim), 0, undefined, bound);
   const balancedMs = await sim.runUntil(() => sim.balanced(), bound);
@@ -340,16 +364,28 @@ export async function scaleSimRun(size: ScaleSize, log: (line: string) => void):
   sim.producing = true;
 
   const doubleAt = sim.loop.now;
-  const children = sim.stream.open().flatMap((s) => sim.stream.split(s, 0).map((c) => c.shardId));
-  const double = await sim.phase(children, doubleAt, undefined, bound);
+  const children = sim.stream.open().flatMap((s) => sim.stream.split(s, 0));
+  sim.putNow(children);
+  const double = await sim.phase(
+    children.map((c) => c.shardId),
+    doubleAt,
+    undefined,
+    bound,
+  );
   await sim.runUntil(() => sim.balanced(), 60_000);
   await sim.runUntil(() => false, 2_000);
 
   const halveAt = sim.loop.now;
   const sorted = sim.stream.open().sort((a, b) => (a.startingHashKey < b.startingHashKey ? -1 : 1));
-  const merged: string[] = [];
-  for (let i = 0; i + 1 < sorted.length; i += 2) merged.push(sim.stream.merge(sorted[i], sorted[i + 1]).shardId);
-  const halve = await sim.phase(merged, halveAt, undefined, bound);
+  const merged: SimShard[] = [];
+  for (let i = 0; i + 1 < sorted.length; i += 2) merged.push(sim.stream.merge(sorted[i], sorted[i + 1]));
+  sim.putNow(merged);
+  const halve = await sim.phase(
+    merged.map((c) => c.shardId),
+    halveAt,
+    undefined,
+    bound,
+  );
   await sim.runUntil(() => sim.balanced(), 60_000);
   await sim.runUntil(() => false, 2_000);
 
@@ -370,6 +406,7 @@ export async function scaleSimRun(size: ScaleSize, log: (line: string) => void):
   const run: ScaleSimRun = {
     shards: size.shards,
     tasks: size.tasks,
+    seed,
     start,
     double,
     halve,
