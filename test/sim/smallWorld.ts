@@ -37,12 +37,15 @@ export function smallWorld(options: {
   config?: Record<string, unknown>;
   /** Most shards per listing page (default 4, to exercise paging; Kinesis gives up to 1,000). */
   listPage?: number;
+  /** The processes' jitter and Kinesis's latencies (default 1). */
+  seed?: number;
 }): SmallWorld {
+  const seed = options.seed ?? 1;
   const loop = new SimLoop();
   const server = new ZkServer(loop, new Owner('zk'), () => undefined);
   const stream = new SimStream(STREAM, WALL_BASE_MS - 86_400_000, options.shards, () => WALL_BASE_MS + loop.now);
-  const plan = new FaultPlan(new Random(1, 'faults'), { ...NO_FAULTS });
-  const kinesis = new SimKinesis(loop, stream, plan, new Random(1, 'shape'), () => undefined);
+  const plan = new FaultPlan(new Random(seed, 'faults'), { ...NO_FAULTS });
+  const kinesis = new SimKinesis(loop, stream, plan, new Random(seed, 'shape'), () => undefined);
   if (options.listPage !== undefined) kinesis.maxPageSize = options.listPage;
   let fullListings = 0;
   const counted: Pick<SimKinesis, 'clientFor'> = {
@@ -69,7 +72,7 @@ export function smallWorld(options: {
   });
   const errors: string[] = [];
   const processWorld: ProcessWorld = {
-    seed: 1,
+    seed,
     loop,
     config,
     taskCount: options.tasks,
