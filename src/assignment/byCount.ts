@@ -25,6 +25,74 @@ export function preferenceScore(member: string, shardId: string): number {
 export const NOT_JOINED_PREFIX = '~not-joined-yet-';
 
 /**
+ * A member's seat in the ideal placement: its task's index (`task3`), the same for the task before it joins
+ * (its NOT_JOINED_PREFIX name carries the index) and after, so that tasks joining during a start do not
+ * move the placement. A name of another form is its own seat.
+ */
+export function placementKey(member: string): string {
+  if (member.startsWith(NOT_JOINED_PREFIX)) return `task${member.slice(NOT_JOINED_PREFIX.length)}`;
+  const index = /^task(\d+)-/.exec(member)?.[1];
+  return index === undefined ? member : `task${index}`;
+}
+
+/**
+ * `members` and a NOT_JOINED_PREFIX placeholder for each of the `taskCount` declared tasks missing, named by
+ * the lowest task indexes no member holds, so that a task keeps its seat in the placement once it joins.
+ */
+export function withNotJoined(members: readonly string[], taskCount: number): string[] {
+  const missing = taskCount - members.length;
+  const seated = new Set(members.map(placementKey));
+  const waiting: string[] = [];
+  for (let index = 0; waiting.length < missing; index += 1)
+    if (!seated.has(`task${index}`)) waiting.push(`${NOT_JOINED_PREFIX}${index}`);
+  return [...members, ...waiting];
+}
+
+/**
+ * Where every readable shard would go if none were held: each shard, in id order, to the seat that scores it
+ * highest (preferenceScore) and still has room; the seats hold floor(S/K) each, the first S mod K of them by
+ * name one more. It depends only on the shards and the seats, not on anyone's lease counts (which tasks see
+ * at different moments), so tasks that start together compute the same placement and try disjoint shards
+ * first: a create refused because another task took the shard first costs a round trip and ends a round.
+ */
+export function idealPlacement(readable: readonly string[], seatsOf: readonly string[]): Map<string, string> {
+  const seats = [...new Set(seatsOf)].sort();
+  const placement = new Map<string, string>();
+  if (seats.length === 0) return placement;
+  const floor = Math.floor(readable.length / seats.length);
+  const extra = readable.length % seats.length;
+  const room = seats.map((_, i) => floor + (i < extra ? 1 : 0));
+  for (const shardId of [...readable].sort()) {
+    let best = -1;
+    let bestScore = -1;
+    // Seats in name order: a tie goes to the first.
+    for (let i = 0; i < seats.length; i += 1) {
+      if (room[i] <= 0) continue;
+      const score = preferenceScore(seats[i], shardId);
+      if (score > bestScore) {
+        best = i;
+        bestScore = score;
+      }
+    }
+    placement.set(shardId, seats[best]);
+    room[best] -= 1;
+  }
+  return placement;
+}
+
+/** idealPlacement, computed again only when the shards or the seats change (S x K scores each time). */
+export function placementMemo(): typeof idealPlacement {
+  let last: { readable: readonly string[]; seats: string; placement: Map<string, string> } | undefined;
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  return (readable, seatsOf) => {
+    const seats = [...new Set(seatsOf)].sort().join('\n');
+    if (last && last.seats === seats && same(last.readable, readable)) return last.placement;
+    last = { readable: [...readable], seats, placement: idealPlacement(readable, seatsOf) };
+    return last.placement;
+  };
+}
+
+/**
  * How many shards each member should hold: within one of each other, and the extra ones go to the
  * members not joined yet, then to those that already hold the most, so a change moves as few leases as
  * possible; among equals, by name, the order turned by `rotation` places: the streams of one process
@@ -68,6 +136,8 @@ export function planLeases(input: {
   heldElsewhere?: ReadonlyMap<string, number>;
   /** See shareTargets. */
   rotation?: number;
+  /** idealPlacement or a memo of it (placementMemo). */
+  placement?: typeof idealPlacement;
 }): LeasePlan {
   const { readable, leases, me } = input;
   const members = input.members.includes(me) ? input.members : [...input.members, me];
@@ -89,7 +159,15 @@ export function planLeases(input: {
     return { candidates: [], want: 0, release: byPreference(mine).slice(target) };
   }
   const want = target - mine.length;
-  return { candidates: want > 0 ? byRendezvous(free, members, me) : [], want, release: [] };
+  if (want <= 0) return { candidates: [], want, release: [] };
+  // Holding some already (a reshard, a failover), a task keeps the rendezvous order: it is stable shard by
+  // shard, while the placement of every shard moves as the readable shards come one by one (more races).
+  if (mine.length > 0) return { candidates: byRendezvous(free, members, me), want, release: [] };
+  const seat = placementKey(me);
+  const placement = (input.placement ?? idealPlacement)(readable, members.map(placementKey));
+  const placedHere = free.filter((shardId) => placement.get(shardId) === seat);
+  const elsewhere = free.filter((shardId) => placement.get(shardId) !== seat);
+  return { candidates: [...byPreference(placedHere), ...byRendezvous(elsewhere, members, me)], want, release: [] };
 }
 
 /**
@@ -114,12 +192,14 @@ function byRendezvous(free: readonly string[], members: readonly string[], me: s
 
 /** The count policy: `rotation` is the stream's index among the process's streams (see shareTargets). */
 export class ByCount implements AssignmentPolicy {
+  private readonly placement = placementMemo();
+
   constructor(private readonly rotation: number) {}
 
   async observe(): Promise<void> {}
 
   plan(input: PolicyInput): LeasePlan {
-    return planLeases({ ...input, rotation: this.rotation });
+    return planLeases({ ...input, rotation: this.rotation, placement: this.placement });
   }
 
   paused(): void {}

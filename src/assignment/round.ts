@@ -12,7 +12,7 @@ import type { Position } from '../core/position';
 import type { Scheduler } from '../core/scheduler';
 import type { ShardNode } from '../core/shard';
 import { startGraceMs } from '../core/timings';
-import { NOT_JOINED_PREFIX } from './byCount';
+import { withNotJoined } from './byCount';
 import { isThrottling } from '../kinesis/errors';
 import { roundFailure } from './failures';
 import { LogLevel, type Reporter } from '../core/log';
@@ -220,7 +220,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
     const missing = this.deps.taskCount - members.length;
     if (missing <= 0 || this.deps.scheduler.now() - session.joinedAt >= startGraceMs(session.zk.sessionTimeoutMs))
       return members;
-    return [...members, ...Array.from({ length: missing }, (_, i) => `${NOT_JOINED_PREFIX}${i}`)];
+    return withNotJoined(members, this.deps.taskCount);
   }
 
   /**

@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { NOT_JOINED_PREFIX, planLeases, preferenceScore, shareTargets } from '../../../src/assignment/byCount';
+import {
+  idealPlacement,
+  NOT_JOINED_PREFIX,
+  placementKey,
+  planLeases,
+  shareTargets,
+  withNotJoined,
+} from '../../../src/assignment/byCount';
 import { startPositions, type Bootstrap } from '../../../src/core/position';
 
 describe('shareTargets', () => {
@@ -96,24 +103,70 @@ describe('planLeases', () => {
     expect(moves).toBe(4);
   });
 
-  it('each free shard is tried first by one member only: the one that scores it highest (no create races)', () => {
+  it('tasks starting together, some not joined yet, each try their own share first: disjoint, covering every shard (no create races)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 60 }), (m, extra) => {
-        const members = Array.from({ length: m }, (_, i) => `task${i}-${i * 7}`);
-        const shards = Array.from({ length: m + extra }, (_, i) => `shardId-${String(i).padStart(12, '0')}`);
-        // The member of highest score, ties to the first name.
-        const winner = (shardId: string) =>
-          [...members].sort((a, b) => preferenceScore(b, shardId) - preferenceScore(a, shardId) || (a < b ? -1 : 1))[0];
-        const tried = new Set<string>();
-        for (const me of members) {
-          const first = new Set(shards.filter((s) => winner(s) === me));
-          const plan = planLeases({ readable: shards, leases: new Map(), members, me });
-          expect(new Set(plan.candidates.slice(0, first.size))).toEqual(first);
-          expect(plan.candidates).toHaveLength(shards.length);
-          for (const s of first) tried.add(s);
-        }
-        expect(tried.size).toBe(shards.length);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 80 }),
+        fc.integer({ min: 0, max: 12 }),
+        (m, extra, joinedBits) => {
+          // Tasks 0..m-1; the joined ones under their member names, the others still placeholders.
+          const joined = (i: number) => ((joinedBits >> i) & 1) === 1 || i === 0;
+          const name = (i: number) => (joined(i) ? `task${i}-host-${100 + i}-0x${i}f` : `${NOT_JOINED_PREFIX}${i}`);
+          const members = Array.from({ length: m }, (_, i) => name(i));
+          const shards = Array.from({ length: m + extra }, (_, i) => `shardId-${String(i * 3).padStart(12, '0')}`);
+          const tried = new Map<string, string>();
+          for (let i = 0; i < m; i += 1) {
+            if (!joined(i)) continue;
+            const me = name(i);
+            const plan = planLeases({ readable: shards, leases: new Map(), members, me });
+            expect(plan.candidates).toHaveLength(shards.length);
+            // Its first `want` candidates are tried by no other task first.
+            for (const shardId of plan.candidates.slice(0, plan.want)) {
+              expect(tried.get(shardId)).toBeUndefined();
+              tried.set(shardId, me);
+            }
+            // The same view once every task has joined: the same first choices (joining moves nothing), only
+            // as many more as the extra shares, which go to the tasks not joined first, now come to it.
+            const all = Array.from({ length: m }, (_, j) => `task${j}-host-${100 + j}-0x${j}f`);
+            const later = planLeases({ readable: shards, leases: new Map(), members: all, me });
+            const shorter = Math.min(plan.want, later.want);
+            expect(later.candidates.slice(0, shorter)).toEqual(plan.candidates.slice(0, shorter));
+          }
+          const joinedCount = members.filter((_, i) => joined(i)).length;
+          if (joinedCount === m) expect(tried.size).toBe(shards.length);
+        },
+      ),
+    );
+  });
+
+  it('the tasks not joined yet are named by the indexes no member holds', () => {
+    const members = ['task2-h-1-0x1', 'task0-h-2-0x2'];
+    expect(withNotJoined(members, 5)).toEqual([...members, ...[1, 3, 4].map((i) => `${NOT_JOINED_PREFIX}${i}`)]);
+    expect(withNotJoined(members, 2)).toEqual(members);
+    // A stale member of the same index (a session not expired yet) leaves a seat to the next free index.
+    expect(withNotJoined(['task0-h-1-0x1', 'task0-h-1-0x9'], 3)).toEqual([
+      'task0-h-1-0x1',
+      'task0-h-1-0x9',
+      `${NOT_JOINED_PREFIX}1`,
+    ]);
+  });
+
+  it('seats: a task keeps its index before and after it joins; other names are their own seat', () => {
+    expect(placementKey(`${NOT_JOINED_PREFIX}7`)).toBe('task7');
+    expect(placementKey('task7-host-1234-0x1a2b')).toBe('task7');
+    expect(placementKey('a')).toBe('a');
+    const shards = Array.from({ length: 10 }, (_, i) => `s${i}`);
+    const placement = idealPlacement(shards, ['task0', 'task1', 'task2']);
+    const counts = [...placement.values()].reduce((c, seat) => c.set(seat, (c.get(seat) ?? 0) + 1), new Map());
+    expect(counts).toEqual(
+      new Map(
+        [
+          ['task0', 4],
+          ['task1', 3],
+          ['task2', 3],
+        ].filter(([, n]) => n) as [string, number][],
+      ),
     );
   });
 
