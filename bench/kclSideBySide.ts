@@ -17,7 +17,8 @@
  * on a stream of S shards of their own, started together, each with its defaults (KCL's failoverTimeMillis
  * 10 s; the spout's 10 s ZooKeeper session: benchConf sets none). Once every shard's first record is handled:
  * `settleSeconds` of rest, then a record to every shard says who holds what (the process that hands it on;
- * again every 5 s until both hold shards, up to BENCH_KCL_FAILOVER_TIMEOUT_S). The one holding more is
+ * again every 5 s until both hold shards, up to BENCH_KCL_FAILOVER_TIMEOUT_S; once they do, again after a
+ * random 0-30 s, so that the kill falls at any phase of the consumers' timers). The one holding more is
  * SIGKILLed, a record is put to every shard at once, and for each shard it held: kill → the survivor's first
  * record of it handed on (KCL: a `batch` line of KclBench; the spout: an emit), and how many the survivor had
  * not read BENCH_KCL_FAILOVER_TIMEOUT_S (120) after the kill. Same sizes, rounds and regimes as the windows.
@@ -290,6 +291,13 @@ async function measure(
   }
 }
 
+/**
+ * Both holding shards, the failover waits a random time up to this before it tells who holds what and kills:
+ * that moment follows a lease taken, so killing then would always fall at one phase of the consumer's timers
+ * (KCL's lease taker runs every 20 s; a kill just after its run is its slowest failover).
+ */
+const KILL_DELAY_MAX_S = 30;
+
 /** The shards' ids, in the stream's order. */
 async function shardIds(admin: KinesisClient, stream: string): Promise<string[]> {
   return (await listAllShards(admin, stream)).map((s) => s.ShardId!);
@@ -298,7 +306,8 @@ async function shardIds(admin: KinesisClient, stream: string): Promise<string[]>
 /**
  * One failover (see the header): two processes of one application on a stream of its own, started together.
  * Once every shard has been read: `settleSeconds` of rest, then a record put to every shard tells who holds
- * what (each shard's holder is the process that hands its record on; again every 5 s until both hold shards).
+ * what (each shard's holder is the process that hands its record on; again every 5 s until both hold shards,
+ * and once more after a random delay, KILL_DELAY_MAX_S).
  * The one holding more (the first started on a tie) is SIGKILLed and a record put to every shard at once;
  * for each of its shards, the time from the kill until the survivor hands on a record of it.
  */
@@ -353,6 +362,7 @@ async function measureFailover(
     await sleep(options.settleSeconds * 1_000);
     const settled = performance.now() + options.failoverTimeoutSeconds * 1_000;
     let holders: number[] = [];
+    let delaySeconds: number | undefined;
     for (;;) {
       const probe = performance.now();
       await putOnePerShard(world.admin, label);
@@ -364,7 +374,13 @@ async function measureFailover(
       }
       // Read by both since the probe: the later reader holds it now (taken over in between).
       holders = shards.map((shard) => (since(1, shard) > since(0, shard) ? 1 : 0));
-      if (holders.includes(0) && holders.includes(1)) break;
+      if (holders.includes(0) && holders.includes(1)) {
+        if (delaySeconds !== undefined) break;
+        // Not at once: right after both hold shards is right after a lease was taken, one phase of the timers.
+        delaySeconds = Math.round(Math.random() * KILL_DELAY_MAX_S * 1_000) / 1_000;
+        await sleep(delaySeconds * 1_000);
+        continue;
+      }
       if (performance.now() > settled)
         throw new Error(
           `${label}: one process held every shard ${options.failoverTimeoutSeconds} s after all were read`,
@@ -394,6 +410,7 @@ async function measureFailover(
       consumer: run.consumer,
       shards: run.shards,
       settleSeconds: Math.round(settleSeconds * 1_000) / 1_000,
+      delaySeconds: delaySeconds ?? 0,
       held: [held[victim], held[survivor]],
       seconds,
       unread: theirs.length - seconds.length,

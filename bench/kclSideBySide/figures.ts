@@ -217,6 +217,8 @@ export interface FailoverReading {
   shards: number;
   /** Start of both → both holding shards and every shard read, s. */
   settleSeconds: number;
+  /** Of it, the random wait between both holding shards and the kill, s. */
+  delaySeconds: number;
   /** Shards each process held at the kill, the killed one first. */
   held: [number, number];
   /** Kill → the survivor's first record of each of the killed one's shards read within the timeout, s. */

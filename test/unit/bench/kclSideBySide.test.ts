@@ -174,6 +174,7 @@ function failover(consumer: Consumer, round: number, seconds: number[], unread =
     consumer,
     shards: 64,
     settleSeconds: 100,
+    delaySeconds: 10,
     held: [seconds.length + unread, 64 - seconds.length - unread],
     seconds,
     unread,
