@@ -12,12 +12,23 @@
  * its GetRecords calls, its RSS at the end, and beside them the CPU of its store (dynalite or ZooKeeper),
  * of the emulator and of this process (the driver and the proxy) and the 1-minute load average.
  *
+ * Failover (BENCH_KCL_MEASURE=failover; `cost,failover` for both, `cost` the default): two processes of
+ * one consumer, one application (KCL: one lease table; the spout: one ZooKeeper application, tasks 1 and 2)
+ * on a stream of S shards of their own, started together, each with its defaults (KCL's failoverTimeMillis
+ * 10 s; the spout's 10 s ZooKeeper session: benchConf sets none). Once every shard's first record is handled:
+ * `settleSeconds` of rest, then a record to every shard says who holds what (the process that hands it on;
+ * again every 5 s until both hold shards, up to BENCH_KCL_FAILOVER_TIMEOUT_S; once they do, again after a
+ * random 0-30 s, so that the kill falls at any phase of the consumers' timers). The one holding more is
+ * SIGKILLed, a record is put to every shard at once, and for each shard it held: kill → the survivor's first
+ * record of it handed on (KCL: a `batch` line of KclBench; the spout: an emit), and how many the survivor had
+ * not read BENCH_KCL_FAILOVER_TIMEOUT_S (120) after the kill. Same sizes, rounds and regimes as the windows.
+ *
  * BENCH_KCL_BASELINE=<commit> adds the spout built from that commit (test/helpers/previousRelease.ts) as a
  * third consumer, `baseline`, to measure a change side by side; BENCH_KCL_CONSUMERS picks (default `kcl,spout`,
  * with `baseline` when a baseline is named; `spout,baseline` leaves KCL out).
  *
- * Usage: tsx bench/kclSideBySide.ts; BENCH_KCL_SHARDS=64,256, BENCH_ROUNDS (3), BENCH_REGIMES=idle,busy,
- * BENCH_KCL_SETTLE_S (20), BENCH_KCL_WINDOW_S (30), BENCH_QUICK=1 (one round of 4 shards, 2 s windows: a
+ * Usage: tsx bench/kclSideBySide.ts; BENCH_KCL_MEASURE (cost), BENCH_KCL_SHARDS=64,256, BENCH_ROUNDS (3),
+ * BENCH_REGIMES=idle,busy, BENCH_KCL_SETTLE_S (20), BENCH_KCL_WINDOW_S (30), BENCH_QUICK=1 (one round of 4 shards, 2 s windows: a
  * smoke run, figures meaningless). Writes bench/results/kclSideBySide-<time>.json. `BENCH_SECTIONS=kclSideBySide
  * npm run bench` runs it too.
  */
@@ -37,6 +48,10 @@ import { startZooKeeper, type ZooKeeperServer } from '../test/helpers/zookeeperS
 import {
   CONSUMERS,
   type Consumer,
+  type FailoverReading,
+  type FailoverRow,
+  failoverRowsOf,
+  failoverTable,
   marginalsOf,
   kclTable,
   type Marginal,
@@ -45,11 +60,16 @@ import {
   type Window,
   windowOf,
 } from './kclSideBySide/figures';
-import { benchConf, cpuMicros, rssMiB, sleep } from './lib';
+import { benchConf, cpuMicros, rssMiB, sleep, summarize } from './lib';
 import { Regime, startBusyLoops } from './protocol';
 import { startKinesisCounter } from './scale/kinesisCounter';
 
+/** `cost`: one process's idle windows; `failover`: two processes, one killed. */
+export const MEASURES = ['cost', 'failover'] as const;
+export type Measure = (typeof MEASURES)[number];
+
 export interface KclSideOptions {
+  measures: Measure[];
   rounds: number;
   sizes: number[];
   regimes: Regime[];
@@ -57,6 +77,8 @@ export interface KclSideOptions {
   windowSeconds: number;
   /** How long every shard's first record may take before the window is given up as failed. */
   pickupTimeoutSeconds: number;
+  /** How long the survivor may take to read the killed process's shards (and, before, both to hold some). */
+  failoverTimeoutSeconds: number;
   /** In round 0's order (the order turns by round). */
   consumers: Consumer[];
   /** The commit the `baseline` consumer is built from. */
@@ -68,6 +90,8 @@ export interface KclSideFigures {
   windows: Window[];
   rows: Row[];
   marginals: Marginal[];
+  failovers: FailoverReading[];
+  failoverRows: FailoverRow[];
 }
 
 /** A consumer process while it runs: when each shard's first record was handled (performance.now()). */
@@ -75,6 +99,8 @@ interface Running {
   pid: number;
   firsts: Map<string, number>;
   failed(): string | undefined;
+  /** SIGKILL: gone without a word to its store, as a crashed process or host is. */
+  kill(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -88,7 +114,16 @@ interface World {
   baselineScript?: string;
 }
 
-function startKclBench(world: World, endpoint: string, stream: string, label: string): Running {
+/** Called at every record batch (KCL) or tuple (the spout) a process hands on, with its shard. */
+type OnHandled = (shard: string, at: number) => void;
+
+function startKclBench(
+  world: World,
+  endpoint: string,
+  stream: string,
+  label: string,
+  onHandled: OnHandled = () => undefined,
+): Running {
   const args = ['-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-cp', world.classpath, 'kcl.KclBench'];
   args.push('--stream', stream, '--app', label, '--table', `leases-${label}`, '--kinesis', endpoint);
   args.push('--dynamodb', world.dynalite.endpoint, '--region', world.kinesis.region);
@@ -100,7 +135,11 @@ function startKclBench(world: World, endpoint: string, stream: string, label: st
     const at = performance.now();
     const lines = (pending + chunk).split('\n');
     pending = lines.pop()!;
-    for (const line of lines) if (line.startsWith('first ')) firsts.set(line.slice(6), at);
+    for (const line of lines) {
+      const [kind, shard] = line.split(' ');
+      if (kind === 'first') firsts.set(shard, at);
+      else if (kind === 'batch') onHandled(shard, at);
+    }
   });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-5_000)));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -108,9 +147,12 @@ function startKclBench(world: World, endpoint: string, stream: string, label: st
     pid: child.pid ?? 0,
     firsts,
     failed: () => (child.exitCode === null && child.signalCode === null ? undefined : `KCL exited:\n${stderr}`),
-    async stop() {
+    async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
+    },
+    async stop() {
+      await this.kill();
     },
   };
 }
@@ -121,12 +163,15 @@ async function startSpout(
   stream: string,
   label: string,
   script?: string,
+  options: { taskId?: number; componentTasks?: number[]; onHandled?: OnHandled } = {},
 ): Promise<Running> {
   const kinesis = { endpoint, region: world.kinesis.region };
   const driver = await StormDriver.start({
     conf: benchConf(world.zk, kinesis, stream, label),
     keepHistory: false,
     script,
+    taskId: options.taskId,
+    componentTasks: options.componentTasks,
   });
   const firsts = new Map<string, number>();
   let stopped = false;
@@ -137,6 +182,7 @@ async function startSpout(
     onEmit: async (emit) => {
       const shard = String(emit.tuple[2]);
       if (!firsts.has(shard)) firsts.set(shard, emit.receivedAt);
+      options.onHandled?.(shard, emit.receivedAt);
       await driver.ack(emit.id);
     },
   });
@@ -144,6 +190,12 @@ async function startSpout(
     pid: driver.pid,
     firsts,
     failed: () => (exited ? `the spout exited:\n${driver.logText()}` : undefined),
+    async kill() {
+      stopped = true;
+      driver.signal('SIGKILL');
+      await driver.exited;
+      await pump;
+    },
     async stop() {
       stopped = true;
       await pump;
@@ -239,6 +291,143 @@ async function measure(
   }
 }
 
+/**
+ * Both holding shards, the failover waits a random time up to this before it tells who holds what and kills:
+ * that moment follows a lease taken, so killing then would always fall at one phase of the consumer's timers
+ * (KCL's lease taker runs every 20 s; a kill just after its run is its slowest failover).
+ */
+const KILL_DELAY_MAX_S = 30;
+
+/** The shards' ids, in the stream's order. */
+async function shardIds(admin: KinesisClient, stream: string): Promise<string[]> {
+  return (await listAllShards(admin, stream)).map((s) => s.ShardId!);
+}
+
+/**
+ * One failover (see the header): two processes of one application on a stream of its own, started together.
+ * Once every shard has been read: `settleSeconds` of rest, then a record put to every shard tells who holds
+ * what (each shard's holder is the process that hands its record on; again every 5 s until both hold shards,
+ * and once more after a random delay, KILL_DELAY_MAX_S).
+ * The one holding more (the first started on a tie) is SIGKILLed and a record put to every shard at once;
+ * for each of its shards, the time from the kill until the survivor hands on a record of it.
+ */
+async function measureFailover(
+  world: World,
+  run: { consumer: Consumer; shards: number; regime: Regime; round: number },
+  options: KclSideOptions,
+  log: (line: string) => void,
+): Promise<FailoverReading> {
+  const label = `failover-${run.consumer}-${run.shards}-${run.regime}-${run.round}-${process.pid}`;
+  await createStream(world.admin, label, run.shards);
+  const shards = await shardIds(world.admin, label);
+  await putOnePerShard(world.admin, label);
+  // Per process, when it last handed a record of each shard on; after the kill, the survivor's first of each.
+  const last = [new Map<string, number>(), new Map<string, number>()];
+  let killedAt = Number.POSITIVE_INFINITY;
+  let survivor = -1;
+  const takenOver = new Map<string, number>();
+  const onHandled = (i: number) => (shard: string, at: number) => {
+    last[i].set(shard, at);
+    if (i === survivor && at >= killedAt && !takenOver.has(shard)) takenOver.set(shard, at);
+  };
+  const started = performance.now();
+  const processes: Running[] = [];
+  const alive = () => {
+    for (const [i, p] of processes.entries()) {
+      const failed = i === 1 - survivor ? undefined : p.failed();
+      if (failed) throw new Error(`${label}: process ${i}: ${failed.slice(-3_000)}`);
+    }
+  };
+  try {
+    for (const i of [0, 1])
+      processes.push(
+        run.consumer === 'kcl'
+          ? startKclBench(world, world.kinesis.endpoint, label, label, onHandled(i))
+          : await startSpout(
+              world,
+              world.kinesis.endpoint,
+              label,
+              label,
+              run.consumer === 'baseline' ? world.baselineScript : undefined,
+              { taskId: i + 1, componentTasks: [1, 2], onHandled: onHandled(i) },
+            ),
+      );
+    const readAll = started + options.pickupTimeoutSeconds * 1_000;
+    while (shards.some((shard) => !processes.some((p) => p.firsts.has(shard)))) {
+      alive();
+      if (performance.now() > readAll)
+        throw new Error(`${label}: not every shard read after ${options.pickupTimeoutSeconds} s`);
+      await sleep(50);
+    }
+    await sleep(options.settleSeconds * 1_000);
+    const settled = performance.now() + options.failoverTimeoutSeconds * 1_000;
+    let holders: number[] = [];
+    let delaySeconds: number | undefined;
+    for (;;) {
+      const probe = performance.now();
+      await putOnePerShard(world.admin, label);
+      const since = (i: number, shard: string) => last[i].get(shard) ?? Number.NEGATIVE_INFINITY;
+      while (shards.some((shard) => since(0, shard) < probe && since(1, shard) < probe)) {
+        alive();
+        if (performance.now() > probe + 60_000) throw new Error(`${label}: a probe record unread after 60 s`);
+        await sleep(20);
+      }
+      // Read by both since the probe: the later reader holds it now (taken over in between).
+      holders = shards.map((shard) => (since(1, shard) > since(0, shard) ? 1 : 0));
+      if (holders.includes(0) && holders.includes(1)) {
+        if (delaySeconds !== undefined) break;
+        // Not at once: right after both hold shards is right after a lease was taken, one phase of the timers.
+        delaySeconds = Math.round(Math.random() * KILL_DELAY_MAX_S * 1_000) / 1_000;
+        await sleep(delaySeconds * 1_000);
+        continue;
+      }
+      if (performance.now() > settled)
+        throw new Error(
+          `${label}: one process held every shard ${options.failoverTimeoutSeconds} s after all were read`,
+        );
+      await sleep(5_000);
+    }
+    const held = [0, 1].map((i) => holders.filter((h) => h === i).length);
+    const victim = held[1] > held[0] ? 1 : 0;
+    const theirs = shards.filter((_, at) => holders[at] === victim);
+    const settleSeconds = (performance.now() - started) / 1_000;
+    survivor = 1 - victim;
+    killedAt = performance.now();
+    await processes[victim].kill();
+    await putOnePerShard(world.admin, label);
+    const deadline = killedAt + options.failoverTimeoutSeconds * 1_000;
+    while (theirs.some((shard) => !takenOver.has(shard)) && performance.now() < deadline) {
+      alive();
+      await sleep(20);
+    }
+    const seconds = theirs.flatMap((shard) => {
+      const at = takenOver.get(shard);
+      return at === undefined ? [] : [Math.round(at - killedAt) / 1_000];
+    });
+    const reading: FailoverReading = {
+      regime: run.regime,
+      round: run.round,
+      consumer: run.consumer,
+      shards: run.shards,
+      settleSeconds: Math.round(settleSeconds * 1_000) / 1_000,
+      delaySeconds: delaySeconds ?? 0,
+      held: [held[victim], held[survivor]],
+      seconds,
+      unread: theirs.length - seconds.length,
+      timeoutSeconds: options.failoverTimeoutSeconds,
+      load: loadavg()[0],
+    };
+    const s = seconds.length ? summarize(seconds) : undefined;
+    log(
+      `kclSideBySide failover ${run.regime} round ${run.round + 1} ${run.shards} shards ${run.consumer}: held ${held[victim]} + ${held[survivor]} after ${reading.settleSeconds} s; kill → survivor reads: median ${s?.median ?? '—'} s, max ${s?.max ?? '—'} s, ${reading.unread} unread after ${options.failoverTimeoutSeconds} s; load ${reading.load.toFixed(2)}`,
+    );
+    return reading;
+  } finally {
+    for (const p of processes) await p.stop();
+    await world.admin.send(new DeleteStreamCommand({ StreamName: label })).catch(() => undefined);
+  }
+}
+
 export async function kclSideBySideBench(
   zk: ZooKeeperServer,
   options: KclSideOptions,
@@ -251,6 +440,7 @@ export async function kclSideBySideBench(
   const dynalite = await startDynalite();
   const world: World = { zk, kinesis, admin, dynalite, classpath, baselineScript: baseline?.script };
   const windows: Window[] = [];
+  const failovers: FailoverReading[] = [];
   try {
     for (const regime of options.regimes) {
       const stopLoops = regime === Regime.Busy ? startBusyLoops() : () => undefined;
@@ -259,11 +449,15 @@ export async function kclSideBySideBench(
           for (const shards of options.sizes) {
             const order = round % 2 === 0 ? options.consumers : [...options.consumers].reverse();
             for (const consumer of order) {
-              const w = await measure(world, { consumer, shards, regime, round }, options);
-              windows.push(w);
-              log(
-                `kclSideBySide ${regime} round ${round + 1} ${shards} shards ${consumer}: pickup ${w.pickupSeconds} s; CPU ${w.cpuPercent} % (${w.cpuMsPerSecondPerShard} ms/s per shard), ${w.getRecordsPerSecond} GetRecords/s, ${w.cpuMicrosPerGetRecords.toFixed(0)} µs per call, RSS ${w.rssMiB} MiB; store ${w.storeCpuPercent} %, emulator ${w.emulatorCpuPercent} %, driver ${w.driverCpuPercent} %; load ${w.load.toFixed(2)}`,
-              );
+              if (options.measures.includes('cost')) {
+                const w = await measure(world, { consumer, shards, regime, round }, options);
+                windows.push(w);
+                log(
+                  `kclSideBySide ${regime} round ${round + 1} ${shards} shards ${consumer}: pickup ${w.pickupSeconds} s; CPU ${w.cpuPercent} % (${w.cpuMsPerSecondPerShard} ms/s per shard), ${w.getRecordsPerSecond} GetRecords/s, ${w.cpuMicrosPerGetRecords.toFixed(0)} µs per call, RSS ${w.rssMiB} MiB; store ${w.storeCpuPercent} %, emulator ${w.emulatorCpuPercent} %, driver ${w.driverCpuPercent} %; load ${w.load.toFixed(2)}`,
+                );
+              }
+              if (options.measures.includes('failover'))
+                failovers.push(await measureFailover(world, { consumer, shards, regime, round }, options, log));
             }
           }
       } finally {
@@ -278,8 +472,10 @@ export async function kclSideBySideBench(
   }
   const rows = rowsOf(windows);
   const marginals = marginalsOf(windows);
-  for (const line of kclTable(rows, marginals)) log(line);
-  return { options, windows, rows, marginals };
+  const failoverRows = failoverRowsOf(failovers);
+  if (windows.length) for (const line of kclTable(rows, marginals)) log(line);
+  if (failovers.length) for (const line of failoverTable(failoverRows)) log(line);
+  return { options, windows, rows, marginals, failovers, failoverRows };
 }
 
 function numbers(name: string, fallback: string): number[] {
@@ -302,15 +498,21 @@ export function kclSideOptions(quick: boolean): KclSideOptions {
   const unknown = consumers.find((c) => !CONSUMERS.includes(c));
   if (unknown || !consumers.length)
     throw new Error(`BENCH_KCL_CONSUMERS: unknown ${unknown}; allowed: ${CONSUMERS.join(', ')}`);
+  const measures = (process.env.BENCH_KCL_MEASURE ?? 'cost').split(',') as Measure[];
+  const unknownMeasure = measures.find((m) => !MEASURES.includes(m));
+  if (unknownMeasure || !measures.length)
+    throw new Error(`BENCH_KCL_MEASURE: unknown ${unknownMeasure}; allowed: ${MEASURES.join(', ')}`);
   if (consumers.includes('baseline') && !baselineCommit)
     throw new Error('BENCH_KCL_CONSUMERS names baseline: BENCH_KCL_BASELINE=<commit> says which build');
   return {
+    measures,
     rounds: numbers('BENCH_ROUNDS', quick ? '1' : '3')[0],
     sizes: numbers('BENCH_KCL_SHARDS', quick ? '4' : '64,256'),
     regimes: quick ? [Regime.Idle] : regimes,
     settleSeconds: numbers('BENCH_KCL_SETTLE_S', quick ? '1' : '20')[0],
     windowSeconds: numbers('BENCH_KCL_WINDOW_S', quick ? '2' : '30')[0],
     pickupTimeoutSeconds: 180,
+    failoverTimeoutSeconds: numbers('BENCH_KCL_FAILOVER_TIMEOUT_S', '120')[0],
     consumers,
     baselineCommit,
   };

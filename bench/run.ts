@@ -38,7 +38,8 @@
  * kclSideBySide: the real KCL 2.7.0 (Java, test/kcl, lease table on dynalite) and one spout process, each alone
  * holding 64 then 256 idle shards of the parallel emulator: idle CPU per shard and per GetRecords, RSS, pickup
  * (bench/kclSideBySide.ts; docs/benchmarks-thousands.md): BENCH_KCL_SHARDS=64,256, BENCH_ROUNDS, BENCH_REGIMES,
- * BENCH_KCL_SETTLE_S, BENCH_KCL_WINDOW_S. Run only when named, and not in BENCH_QUICK's smoke run: a fresh KCL
+ * BENCH_KCL_SETTLE_S, BENCH_KCL_WINDOW_S; BENCH_KCL_MEASURE=failover (or cost,failover) kills one of two processes
+ * instead and times the survivor's takeover. Run only when named, and not in BENCH_QUICK's smoke run: a fresh KCL
  * application's first shard sync waits 1-30 s on an empty lease table and then its 60 s sync interval before it
  * takes a lease, so even 4 shards cost over 90 s.
  * storm: end to end in LocalCluster (bench/storm.ts): BENCH_STORM_SPOUTS=native,stormjs,spout,spoutCompact,spoutKinesis,spoutPaced,

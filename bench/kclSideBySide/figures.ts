@@ -204,3 +204,79 @@ export function kclTable(rows: Row[], marginals: Marginal[]): string[] {
   }
   return lines;
 }
+
+/**
+ * One failover: two processes of one application on a stream, one SIGKILLed once both held shards and
+ * every shard had been read; for each shard the killed one held, the time from the kill until the survivor
+ * handled a record of it (a record was put to every shard right after the kill).
+ */
+export interface FailoverReading {
+  regime: string;
+  round: number;
+  consumer: Consumer;
+  shards: number;
+  /** Start of both → both holding shards and every shard read, s. */
+  settleSeconds: number;
+  /** Of it, the random wait between both holding shards and the kill, s. */
+  delaySeconds: number;
+  /** Shards each process held at the kill, the killed one first. */
+  held: [number, number];
+  /** Kill → the survivor's first record of each of the killed one's shards read within the timeout, s. */
+  seconds: number[];
+  /** The killed one's shards the survivor had not read when the timeout passed. */
+  unread: number;
+  timeoutSeconds: number;
+  /** The 1-minute load average when the last shard was read (or the timeout passed). */
+  load: number;
+}
+
+export interface FailoverRow {
+  regime: string;
+  consumer: Consumer;
+  shards: number;
+  /** The killed process's shards, round by round. */
+  killedShards: Summary;
+  /** Each round's median and maximum, kill → read, s; then over every shard of every round. */
+  medianSeconds: Summary;
+  maxSeconds: Summary;
+  allSeconds: Summary;
+  unread: number;
+  timeoutSeconds: number;
+}
+
+/** The failovers by regime, consumer and size, in that order: the rounds' medians and maxima. */
+export function failoverRowsOf(readings: FailoverReading[]): FailoverRow[] {
+  const rows: FailoverRow[] = [];
+  for (const regime of unique(readings.map((r) => r.regime)))
+    for (const consumer of CONSUMERS)
+      for (const shards of unique(readings.map((r) => r.shards)).sort((a, b) => a - b)) {
+        const of = readings.filter((r) => r.regime === regime && r.consumer === consumer && r.shards === shards);
+        if (!of.length) continue;
+        const read = of.filter((r) => r.seconds.length);
+        rows.push({
+          regime,
+          consumer,
+          shards,
+          killedShards: summarize(of.map((r) => r.held[0])),
+          medianSeconds: summarize(read.map((r) => summarize(r.seconds).median)),
+          maxSeconds: summarize(read.map((r) => Math.max(...r.seconds))),
+          allSeconds: summarize(of.flatMap((r) => r.seconds)),
+          unread: of.reduce((sum, r) => sum + r.unread, 0),
+          timeoutSeconds: Math.max(...of.map((r) => r.timeoutSeconds)),
+        });
+      }
+  return rows;
+}
+
+/** The page's failover table: one row per regime, size and consumer. */
+export function failoverTable(rows: FailoverRow[]): string[] {
+  const lines = [
+    '| CPUs | shards | consumer | the killed one held | kill → survivor reads, median | max | not read in time |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const row of rows)
+    lines.push(
+      `| ${row.regime} | ${row.shards} | ${NAMES[row.consumer]} | ${range(row.killedShards, 0)} | ${range(row.medianSeconds, 1)} s | ${range(row.maxSeconds, 1)} s | ${row.unread} (${row.timeoutSeconds} s) |`,
+    );
+  return lines;
+}

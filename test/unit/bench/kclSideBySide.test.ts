@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import {
   type Consumer,
+  type FailoverReading,
+  failoverRowsOf,
+  failoverTable,
   kclTable,
   marginalsOf,
   range,
@@ -161,5 +164,52 @@ describe('the page table', () => {
       '| CPUs | one more idle shard, slope | this spout | the spout before | spout ÷ the spout before, round by round |',
     );
     expect(lines[lines.length - 1]).toBe('| idle | 64 → 256 shards | 0.156 ms/s | 0.313 ms/s | 0.50 |');
+  });
+});
+
+function failover(consumer: Consumer, round: number, seconds: number[], unread = 0): FailoverReading {
+  return {
+    regime: 'idle',
+    round,
+    consumer,
+    shards: 64,
+    settleSeconds: 100,
+    delaySeconds: 10,
+    held: [seconds.length + unread, 64 - seconds.length - unread],
+    seconds,
+    unread,
+    timeoutSeconds: 120,
+    load: 1,
+  };
+}
+
+describe('failover figures', () => {
+  test("each round's median and maximum, their ranges over the rounds; the unread summed", () => {
+    const rows = failoverRowsOf([
+      failover('spout', 0, [10.4, 10.9, 11.2]),
+      failover('kcl', 0, [31, 22, 40, 25]),
+      failover('kcl', 1, [20, 21, 35], 2),
+    ]);
+    expect(rows.map((r) => r.consumer)).toEqual(['kcl', 'spout']);
+    const [kcl, spout] = rows;
+    expect(kcl.medianSeconds).toEqual({ median: 31, min: 21, max: 31, n: 2 });
+    expect(kcl.maxSeconds).toEqual({ median: 40, min: 35, max: 40, n: 2 });
+    expect(kcl.allSeconds.n).toBe(7);
+    expect(kcl.unread).toBe(2);
+    expect(kcl.killedShards).toEqual({ median: 5, min: 4, max: 5, n: 2 });
+    expect(spout.medianSeconds.median).toBe(10.9);
+    expect(failoverTable(rows)).toEqual([
+      '| CPUs | shards | consumer | the killed one held | kill → survivor reads, median | max | not read in time |',
+      '|---|---|---|---|---|---|---|',
+      '| idle | 64 | KCL 2.7.0 | 5 (4–5) | 31.0 (21.0–31.0) s | 40.0 (35.0–40.0) s | 2 (120 s) |',
+      '| idle | 64 | this spout | 3 | 10.9 s | 11.2 s | 0 (120 s) |',
+    ]);
+  });
+
+  test('a round where nothing was read in time counts its shards as unread, not as a median', () => {
+    const [row] = failoverRowsOf([failover('kcl', 0, [], 30), failover('kcl', 1, [12, 14])]);
+    expect(row.medianSeconds).toEqual({ median: 14, min: 14, max: 14, n: 1 });
+    expect(row.unread).toBe(30);
+    expect(failoverTable([row])[2]).toBe('| idle | 64 | KCL 2.7.0 | 30 (2–30) | 14.0 s | 14.0 s | 30 (120 s) |');
   });
 });

@@ -20,9 +20,11 @@ import software.amazon.kinesis.retrieval.polling.PollingConfig;
  * The KCL side of the benchmark's side by side (bench/kclSideBySide.ts): a KCL application with KCL's
  * default settings but what it must be told (the endpoints, the lease table's name, polling instead of
  * fan-out, TRIM_HORIZON, metrics off) and a record processor that only counts. Prints
- * {@code first <shardId>} when a shard's first record reaches the processor, nothing per record after it,
- * and never checkpoints (an idle shard costs what KCL's reading and leases cost, nothing of the
- * application's). Runs until killed.
+ * {@code first <shardId>} when a shard's first record reaches the processor and {@code batch <shardId> <n>}
+ * for every batch of records it is handed (the first included: the failover measurement needs to know who
+ * read a shard last), nothing per record, and never checkpoints (an idle shard costs what KCL's reading and
+ * leases cost, nothing of the application's; a lease taken over is read again from the stream's start).
+ * Runs until killed.
  *
  * <pre>
  * java -cp ... kcl.KclBench --stream S --app A --table T --kinesis http://127.0.0.1:P
@@ -86,6 +88,7 @@ public final class KclBench {
             if (count.getAndAdd(input.records().size()) == 0) {
                 print("first " + shardId);
             }
+            print("batch " + shardId + " " + input.records().size());
         }
 
         @Override
