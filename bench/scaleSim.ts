@@ -363,31 +363,24 @@ export async function scaleSimRun(
   const idle = await sim.steadyWindow(windowSeconds);
   sim.producing = true;
 
-  const doubleAt = sim.loop.now;
-  const children = sim.stream.open().flatMap((s) => sim.stream.split(s, 0));
-  sim.putNow(children);
-  const double = await sim.phase(
-    children.map((c) => c.shardId),
-    doubleAt,
-    undefined,
-    bound,
-  );
-  await sim.runUntil(() => sim.balanced(), 60_000);
-  await sim.runUntil(() => false, 2_000);
-
-  const halveAt = sim.loop.now;
+  /** Shards created at this instant (each given a record now): each one's first emit, then the leases settled. */
+  const reshard = async (created: SimShard[]): Promise<SimPhase> => {
+    sim.putNow(created);
+    const phase = await sim.phase(
+      created.map((c) => c.shardId),
+      sim.loop.now,
+      undefined,
+      bound,
+    );
+    await sim.runUntil(() => sim.balanced(), 60_000);
+    await sim.runUntil(() => false, 2_000);
+    return phase;
+  };
+  const double = await reshard(sim.stream.open().flatMap((s) => sim.stream.split(s, 0)));
   const sorted = sim.stream.open().sort((a, b) => (a.startingHashKey < b.startingHashKey ? -1 : 1));
   const merged: SimShard[] = [];
   for (let i = 0; i + 1 < sorted.length; i += 2) merged.push(sim.stream.merge(sorted[i], sorted[i + 1]));
-  sim.putNow(merged);
-  const halve = await sim.phase(
-    merged.map((c) => c.shardId),
-    halveAt,
-    undefined,
-    bound,
-  );
-  await sim.runUntil(() => sim.balanced(), 60_000);
-  await sim.runUntil(() => false, 2_000);
+  const halve = await reshard(merged);
 
   const victim = sim.processes[1];
   const orphans = openIds(sim).filter((s) => sim.lastEmitter(s) === victim.slot);

@@ -77,31 +77,39 @@ export interface Row {
   load: Summary;
 }
 
+/** `items` grouped by regime, consumer (in CONSUMERS' order) and size, in that order; empty groups left out. */
+function groupsOf<T extends { regime: string; consumer: Consumer; shards: number }>(
+  items: T[],
+): { regime: string; consumer: Consumer; shards: number; of: T[] }[] {
+  const groups: { regime: string; consumer: Consumer; shards: number; of: T[] }[] = [];
+  for (const regime of unique(items.map((w) => w.regime)))
+    for (const consumer of CONSUMERS)
+      for (const shards of unique(items.map((w) => w.shards)).sort((a, b) => a - b)) {
+        const of = items.filter((w) => w.regime === regime && w.consumer === consumer && w.shards === shards);
+        if (of.length) groups.push({ regime, consumer, shards, of });
+      }
+  return groups;
+}
+
 /** Medians and ranges over the rounds, by regime, consumer and size, in that order. */
 export function rowsOf(windows: Window[]): Row[] {
-  const rows: Row[] = [];
-  for (const regime of unique(windows.map((w) => w.regime)))
-    for (const consumer of CONSUMERS)
-      for (const shards of unique(windows.map((w) => w.shards)).sort((a, b) => a - b)) {
-        const of = windows.filter((w) => w.regime === regime && w.consumer === consumer && w.shards === shards);
-        if (!of.length) continue;
-        const s = (pick: (w: Window) => number) => summarize(of.map(pick).filter((v) => !Number.isNaN(v)));
-        rows.push({
-          regime,
-          consumer,
-          shards,
-          pickupSeconds: s((w) => w.pickupSeconds),
-          cpuPercent: s((w) => w.cpuPercent),
-          cpuMsPerSecondPerShard: s((w) => w.cpuMsPerSecondPerShard),
-          getRecordsPerSecond: s((w) => w.getRecordsPerSecond),
-          cpuMicrosPerGetRecords: s((w) => w.cpuMicrosPerGetRecords),
-          rssMiB: s((w) => w.rssMiB),
-          driverCpuPercent: s((w) => w.driverCpuPercent),
-          storeCpuPercent: s((w) => w.storeCpuPercent),
-          load: s((w) => w.load),
-        });
-      }
-  return rows;
+  return groupsOf(windows).map(({ regime, consumer, shards, of }) => {
+    const s = (pick: (w: Window) => number) => summarize(of.map(pick).filter((v) => !Number.isNaN(v)));
+    return {
+      regime,
+      consumer,
+      shards,
+      pickupSeconds: s((w) => w.pickupSeconds),
+      cpuPercent: s((w) => w.cpuPercent),
+      cpuMsPerSecondPerShard: s((w) => w.cpuMsPerSecondPerShard),
+      getRecordsPerSecond: s((w) => w.getRecordsPerSecond),
+      cpuMicrosPerGetRecords: s((w) => w.cpuMicrosPerGetRecords),
+      rssMiB: s((w) => w.rssMiB),
+      driverCpuPercent: s((w) => w.driverCpuPercent),
+      storeCpuPercent: s((w) => w.storeCpuPercent),
+      load: s((w) => w.load),
+    };
+  });
 }
 
 export interface Marginal {
@@ -246,26 +254,20 @@ export interface FailoverRow {
 
 /** The failovers by regime, consumer and size, in that order: the rounds' medians and maxima. */
 export function failoverRowsOf(readings: FailoverReading[]): FailoverRow[] {
-  const rows: FailoverRow[] = [];
-  for (const regime of unique(readings.map((r) => r.regime)))
-    for (const consumer of CONSUMERS)
-      for (const shards of unique(readings.map((r) => r.shards)).sort((a, b) => a - b)) {
-        const of = readings.filter((r) => r.regime === regime && r.consumer === consumer && r.shards === shards);
-        if (!of.length) continue;
-        const read = of.filter((r) => r.seconds.length);
-        rows.push({
-          regime,
-          consumer,
-          shards,
-          killedShards: summarize(of.map((r) => r.held[0])),
-          medianSeconds: summarize(read.map((r) => summarize(r.seconds).median)),
-          maxSeconds: summarize(read.map((r) => Math.max(...r.seconds))),
-          allSeconds: summarize(of.flatMap((r) => r.seconds)),
-          unread: of.reduce((sum, r) => sum + r.unread, 0),
-          timeoutSeconds: Math.max(...of.map((r) => r.timeoutSeconds)),
-        });
-      }
-  return rows;
+  return groupsOf(readings).map(({ regime, consumer, shards, of }) => {
+    const read = of.filter((r) => r.seconds.length);
+    return {
+      regime,
+      consumer,
+      shards,
+      killedShards: summarize(of.map((r) => r.held[0])),
+      medianSeconds: summarize(read.map((r) => summarize(r.seconds).median)),
+      maxSeconds: summarize(read.map((r) => Math.max(...r.seconds))),
+      allSeconds: summarize(of.flatMap((r) => r.seconds)),
+      unread: of.reduce((sum, r) => sum + r.unread, 0),
+      timeoutSeconds: Math.max(...of.map((r) => r.timeoutSeconds)),
+    };
+  });
 }
 
 /** The page's failover table: one row per regime, size and consumer. */
