@@ -19,8 +19,12 @@ export function listingReplyBytes(names: readonly string[]): number {
   return 16 + 4 + names.reduce((sum, name) => sum + 4 + Buffer.byteLength(name), 0);
 }
 
-/** Node reads in flight at once for one folder (a resync of thousands of leases must not flood the server). */
-export const FOLDER_READS_AT_ONCE = 32;
+/**
+ * Node reads in flight at once for one folder: enough to hide the round trip (the first member reads every
+ * new lease node, 8,192 in a doubling of 4,096 shards: 32 at a time, 3.2 s in the simulation, 256 at a time,
+ * 1.1 s), few enough not to flood the server (ZooKeeper's `globalOutstandingLimit` is 1,000 by default).
+ */
+export const FOLDER_READS_AT_ONCE = 256;
 
 export class WatchedFolder {
   private readonly entries = new Map<string, NodeData | undefined>();
@@ -111,24 +115,28 @@ export class WatchedFolder {
     if (!this.withData) return;
     const ids = [...this.staleData];
     let failure: unknown;
-    for (let i = 0; i < ids.length; i += FOLDER_READS_AT_ONCE)
-      await Promise.all(
-        ids.slice(i, i + FOLDER_READS_AT_ONCE).map(async (id) => {
-          this.staleData.delete(id);
-          try {
-            const node = await this.zk.getData(`${this.path}/${id}`, this.dataWatchOf(id));
-            // Gone: the children watch has fired (or will) and says so too.
-            if (node) this.entries.set(id, node);
-            else {
-              this.entries.delete(id);
-              this.dataWatches.delete(id);
-            }
-          } catch (err) {
-            this.staleData.add(id);
-            failure ??= err;
+    let next = 0;
+    // FOLDER_READS_AT_ONCE readers, each taking the next node as soon as its read is answered.
+    const reader = async () => {
+      while (next < ids.length) {
+        const id = ids[next];
+        next += 1;
+        this.staleData.delete(id);
+        try {
+          const node = await this.zk.getData(`${this.path}/${id}`, this.dataWatchOf(id));
+          // Gone: the children watch has fired (or will) and says so too.
+          if (node) this.entries.set(id, node);
+          else {
+            this.entries.delete(id);
+            this.dataWatches.delete(id);
           }
-        }),
-      );
+        } catch (err) {
+          this.staleData.add(id);
+          failure ??= err;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(FOLDER_READS_AT_ONCE, ids.length) }, reader));
     if (failure !== undefined) throw failure;
   }
 

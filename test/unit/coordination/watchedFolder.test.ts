@@ -1,5 +1,5 @@
 /** The watched copy of a folder: what its watches make it read again, a reconnect's resync, a watch lost with a failed read. */
-import { WatchedFolder } from '../../../src/coordination/watchedFolder';
+import { FOLDER_READS_AT_ONCE, WatchedFolder } from '../../../src/coordination/watchedFolder';
 import type { NodeData, ZooKeeper } from '../../../src/coordination/zooKeeper';
 import { CoordinationStore, UNREADABLE_LEASE } from '../../../src/coordination/store';
 import { MemoryZooKeeper } from '../fakes/memoryZooKeeper';
@@ -192,6 +192,36 @@ describe('WatchedFolder', () => {
     // Its watch is armed now: a change of it is seen.
     server.put('s-2', 'c');
     expect(await owners(folder)).toEqual({ 's-1': 'a', 's-2': 'c' });
+  });
+
+  it('keeps FOLDER_READS_AT_ONCE node reads in flight, each answered one followed by the next', async () => {
+    const { server, folder } = setup();
+    const count = FOLDER_READS_AT_ONCE * 2 + 7;
+    for (let i = 0; i < count; i += 1) server.put(`s-${i}`, 'a', false);
+    let inFlight = 0;
+    let most = 0;
+    let release = () => {};
+    const slow = new Promise<void>((done) => {
+      release = done;
+    });
+    const read = server.getData.bind(server);
+    server.getData = async (path, watch) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      // One slow answer does not hold back the reads after it.
+      if (path.endsWith('/s-0')) await slow;
+      else await new Promise((r) => setImmediate(r));
+      inFlight -= 1;
+      return read(path, watch);
+    };
+    const view = folder.view();
+    for (let turn = 0; turn < 100 && server.reads < count; turn += 1) await new Promise((r) => setImmediate(r));
+    // The children's read and every node's but the slow one's.
+    expect(server.reads).toBe(count);
+    expect(inFlight).toBe(1);
+    release();
+    expect((await view).size).toBe(count);
+    expect(most).toBe(FOLDER_READS_AT_ONCE);
   });
 });
 
