@@ -4,6 +4,7 @@
  * order that keeps tasks starting together from racing for the same ones. Pure, but for the policy object at
  * the end, which holds nothing that changes.
  */
+import { taskIndexOf } from '../coordination/layout';
 import type { AssignmentPolicy, LeasePlan, PolicyInput } from './policy';
 
 /** FNV-1a: a stable, well-spread score so each member prefers different shards (fewer create races). */
@@ -31,7 +32,7 @@ export const NOT_JOINED_PREFIX = '~not-joined-yet-';
  */
 export function placementKey(member: string): string {
   if (member.startsWith(NOT_JOINED_PREFIX)) return `task${member.slice(NOT_JOINED_PREFIX.length)}`;
-  const index = /^task(\d+)-/.exec(member)?.[1];
+  const index = taskIndexOf(member);
   return index === undefined ? member : `task${index}`;
 }
 

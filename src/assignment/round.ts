@@ -217,9 +217,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
    * task taking every shard and then handing most of them over.
    */
   private sharingMembers(session: Sess, members: string[]): string[] {
-    const missing = this.deps.taskCount - members.length;
-    if (missing <= 0 || this.deps.scheduler.now() - session.joinedAt >= startGraceMs(session.zk.sessionTimeoutMs))
-      return members;
+    if (this.deps.scheduler.now() - session.joinedAt >= startGraceMs(session.zk.sessionTimeoutMs)) return members;
     return withNotJoined(members, this.deps.taskCount);
   }
 

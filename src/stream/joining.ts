@@ -5,6 +5,7 @@
  */
 import type { SpoutConfig } from '../config/config';
 import { zooKeeperOptions } from '../coordination/sessionOptions';
+import { memberIdOf } from '../coordination/layout';
 import { CoordinationStore, basePath } from '../coordination/store';
 import { identityMismatch } from '../coordination/streamIdentity';
 import type { ConnectionState, ConnectZooKeeper, ZooKeeper } from '../coordination/zooKeeper';
@@ -57,7 +58,7 @@ export async function joinSession(deps: JoinDeps): Promise<{ session: Session; s
       throw new SpoutError(ErrorCode.ZooKeeper, 'join timed out', { retriable: true });
     }
     zk = connected;
-    const memberId = `task${member.taskIndex}-${member.host}-${member.pid}-${connected.sessionId}`;
+    const memberId = memberIdOf(member.taskIndex, member.host, member.pid, connected.sessionId);
     const store = new CoordinationStore(
       connected,
       basePath(config.zookeeper.root, config.applicationName, deps.stream.streamName),

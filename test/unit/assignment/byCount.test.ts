@@ -7,6 +7,7 @@ import {
   shareTargets,
   withNotJoined,
 } from '../../../src/assignment/byCount';
+import { memberIdOf, taskIndexOf } from '../../../src/coordination/layout';
 import { startPositions, type Bootstrap } from '../../../src/core/position';
 
 describe('shareTargets', () => {
@@ -112,7 +113,8 @@ describe('planLeases', () => {
         (m, extra, joinedBits) => {
           // Tasks 0..m-1; the joined ones under their member names, the others still placeholders.
           const joined = (i: number) => ((joinedBits >> i) & 1) === 1 || i === 0;
-          const name = (i: number) => (joined(i) ? `task${i}-host-${100 + i}-0x${i}f` : `${NOT_JOINED_PREFIX}${i}`);
+          const name = (i: number) =>
+            joined(i) ? memberIdOf(i, 'host', 100 + i, `0x${i}f`) : `${NOT_JOINED_PREFIX}${i}`;
           const members = Array.from({ length: m }, (_, i) => name(i));
           const shards = Array.from({ length: m + extra }, (_, i) => `shardId-${String(i * 3).padStart(12, '0')}`);
           const tried = new Map<string, string>();
@@ -128,7 +130,7 @@ describe('planLeases', () => {
             }
             // The same view once every task has joined: the same first choices (joining moves nothing), only
             // as many more as the extra shares, which go to the tasks not joined first, now come to it.
-            const all = Array.from({ length: m }, (_, j) => `task${j}-host-${100 + j}-0x${j}f`);
+            const all = Array.from({ length: m }, (_, j) => memberIdOf(j, 'host', 100 + j, `0x${j}f`));
             const later = planLeases({ readable: shards, leases: new Map(), members: all, me });
             const shorter = Math.min(plan.want, later.want);
             expect(later.candidates.slice(0, shorter)).toEqual(plan.candidates.slice(0, shorter));
@@ -154,7 +156,9 @@ describe('planLeases', () => {
 
   it('seats: a task keeps its index before and after it joins; other names are their own seat', () => {
     expect(placementKey(`${NOT_JOINED_PREFIX}7`)).toBe('task7');
-    expect(placementKey('task7-host-1234-0x1a2b')).toBe('task7');
+    // The name a joining task registers under (joining.ts) carries its index.
+    expect(placementKey(memberIdOf(7, 'ip-10-0-0-1.ec2.internal', 1234, '0x1a2b'))).toBe('task7');
+    expect(taskIndexOf(memberIdOf(12, 'host-3', 99, '0x5'))).toBe(12);
     expect(placementKey('a')).toBe('a');
     const shards = Array.from({ length: 10 }, (_, i) => `s${i}`);
     const placement = idealPlacement(shards, ['task0', 'task1', 'task2']);
