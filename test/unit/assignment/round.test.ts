@@ -1,6 +1,12 @@
 /** The assignment round through injected collaborators: shares, start grace, hand-over, reconcile, loops, listings. */
 import { testConfig } from '../fakes/testConfig';
-import { AssignmentRound, type RoundSession, TAKES_AT_ONCE, WATCH_COALESCE_MS } from '../../../src/assignment/round';
+import {
+  AssignmentRound,
+  MOST_TAKES_AT_ONCE,
+  type RoundSession,
+  TAKES_AT_ONCE,
+  WATCH_COALESCE_MS,
+} from '../../../src/assignment/round';
 import { planLeases } from '../../../src/assignment/byCount';
 import { PUBLISH_EVERY_MS } from '../../../src/assignment/holderCounts';
 import { Reporter } from '../../../src/core/log';
@@ -167,8 +173,8 @@ describe('AssignmentRound', () => {
     expect(state.rounds).toBe(3);
   });
 
-  it('takes every shard it is owed in one round, several at a time', async () => {
-    const { state, held, runRound } = setup({ shards: 20 });
+  it('takes every shard it is owed in one round, several at a time, more as its creates succeed', async () => {
+    const { state, held, runRound } = setup({ shards: 60 });
     const acquire = state.acquireLease.bind(state);
     let inFlight = 0;
     let most = 0;
@@ -181,9 +187,9 @@ describe('AssignmentRound', () => {
     };
     await runRound();
     expect(state.rounds).toBe(1);
-    expect(held.started).toHaveLength(20);
-    expect(most).toBeGreaterThan(1);
-    expect(most).toBeLessThanOrEqual(TAKES_AT_ONCE);
+    expect(held.started).toHaveLength(60);
+    expect(most).toBeGreaterThan(TAKES_AT_ONCE);
+    expect(most).toBeLessThanOrEqual(MOST_TAKES_AT_ONCE);
   });
 
   it('ends a round whose creates keep being refused (a stale view) and takes its share in the next one', async () => {
