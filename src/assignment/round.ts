@@ -79,7 +79,8 @@ export interface HeldLeases<Sess, S extends RoundShard> {
   forget(shard: S): void;
   drain(shard: S): void;
   beginRelease(shard: S, reason: string): void;
-  start(session: Sess, shardId: string): Promise<void>;
+  /** The lease is ours: read the shard. `leasedBefore`: it was seen with a lease before, so it has a checkpoint. */
+  start(session: Sess, shardId: string, leasedBefore?: boolean): Promise<void>;
 }
 
 export interface RoundDeps<Sess extends RoundSession, S extends RoundShard> {
@@ -138,6 +139,11 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
   private countsSession: Sess | undefined;
   /** How many members shared the shards at the last planned round (the tasks declared, before one). */
   private sharing: number;
+  /**
+   * Readable shards seen with a lease at a round: each has a checkpoint (a holder writes one before it reads),
+   * so a take reads it at once instead of trying to create it first (a refused create is a write).
+   */
+  private leasedBefore = new Set<string>();
 
   constructor(private readonly deps: RoundDeps<Sess, S>) {
     this.policy = policyFor(deps.config, () => deps.scheduler.now());
@@ -351,7 +357,9 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
       this.ifHeld(shardId, (shard) =>
         held.beginRelease(shard, plan.reasons?.get(shardId) ?? 'rebalance: another task is owed a share'),
       );
-    await this.reconcile(session, leases, letGoBefore, new Set(plan.readable), new Set(plan.release));
+    const readable = new Set(plan.readable);
+    this.leasedBefore = new Set([...this.leasedBefore, ...leases.keys()].filter((id) => readable.has(id)));
+    await this.reconcile(session, leases, letGoBefore, readable, new Set(plan.release));
     await this.take(session, plan.candidates, plan.want);
   }
 
@@ -388,7 +396,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
         owed -= 1;
         if (await store.acquireLease(shardId)) {
           if (workers.length < Math.min(MOST_TAKES_AT_ONCE, want) && more()) workers.push(worker());
-          await held.start(session, shardId);
+          await held.start(session, shardId, this.leasedBefore.has(shardId));
         } else {
           owed += 1;
           refused += 1;

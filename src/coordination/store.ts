@@ -144,8 +144,13 @@ export class CoordinationStore {
   /**
    * The shard's checkpoint; when it has none, `start` is written as its first one (before any emit). A create
    * that succeeded made the node with `start` at version 0: nothing to read back (one read less per new shard).
+   * `likely`: the shard probably has one (it had a lease), read first: a refused create is a write.
    */
-  async checkpointOrStart(shardId: string, start: Position): Promise<Checkpoint> {
+  async checkpointOrStart(shardId: string, start: Position, likely = false): Promise<Checkpoint> {
+    if (likely) {
+      const stored = await this.readCheckpoint(shardId);
+      if (stored) return stored;
+    }
     const created = await this.zk.create(this.path('checkpoints', shardId), this.stored(start), 'persistent');
     if (created === 'created') return { position: start, version: 0 };
     const checkpoint = await this.readCheckpoint(shardId);

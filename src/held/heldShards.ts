@@ -165,8 +165,11 @@ export class HeldShards {
     this.session = undefined;
   }
 
-  /** The lease is ours: read from the checkpoint (written first from the start position when there is none). */
-  async start(session: Session, shardId: string): Promise<void> {
+  /**
+   * The lease is ours: read from the checkpoint (written first from the start position when there is none;
+   * looked for first when the shard was `leasedBefore`, round.ts).
+   */
+  async start(session: Session, shardId: string, leasedBefore = false): Promise<void> {
     this.session = session;
     const shard = new OwnedShard(shardId, this.now, {
       deaggregate: this.deps.config.deaggregate,
@@ -176,7 +179,7 @@ export class HeldShards {
     this.byId.set(shardId, shard);
     this.deps.metrics.leaseTaken(shardId);
     try {
-      const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId));
+      const checkpoint = await session.store.checkpointOrStart(shardId, session.startOf(shardId), leasedBefore);
       if (this.byId.get(shardId) !== shard) return;
       shard.checkpointStored(checkpoint);
       const from = checkpoint.position;

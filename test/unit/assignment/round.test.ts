@@ -103,6 +103,22 @@ describe('AssignmentRound', () => {
     expect(held.handedOver).toHaveLength(2);
   });
 
+  it('looks for the checkpoint first of a shard it saw leased before (a failover), not of a new one', async () => {
+    const { state, held, stream, listing, runRound } = setup({ shards: 4 });
+    state.setOtherMembers(OTHER);
+    for (const id of ['s-0', 's-1', 's-2', 's-3']) state.setLeaseHeldBy(id, OTHER);
+    await runRound();
+    expect(held.started).toEqual([]);
+    // The other task dies: its leases go with its session; a new shard comes.
+    for (const id of ['s-0', 's-1', 's-2', 's-3']) state.leases.delete(id);
+    stream.setShards(...['s-0', 's-1', 's-2', 's-3', 's-4'].map((id) => shard(id)));
+    listing.relist();
+    state.setOtherMembers();
+    await runRound();
+    expect([...held.started].sort()).toEqual(['s-0', 's-1', 's-2', 's-3', 's-4']);
+    expect([...held.startedLeasedBefore].sort()).toEqual(['s-0', 's-1', 's-2', 's-3']);
+  });
+
   it('stops a shard whose lease is no longer ours, and drains one the stream stopped listing', async () => {
     const { state, held, stream, listing, runRound, logger } = setup({ shards: 2 });
     await runRound();

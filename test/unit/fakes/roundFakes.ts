@@ -154,8 +154,11 @@ export class TestHeldShards implements HeldLeases<RoundSession, TestShard> {
     this.handedOver.push(shard.shardId);
     shard.phase = { kind: 'releasing' };
   }
-  async start(_session: RoundSession, shardId: string): Promise<void> {
+  /** Shards started as seen with a lease before (their checkpoint looked for first). */
+  readonly startedLeasedBefore: string[] = [];
+  async start(_session: RoundSession, shardId: string, leasedBefore = false): Promise<void> {
     this.started.push(shardId);
+    if (leasedBefore) this.startedLeasedBefore.push(shardId);
     this.byId.set(shardId, { shardId, phase: { kind: 'reading' } });
   }
 
