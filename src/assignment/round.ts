@@ -143,7 +143,7 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
    * Readable shards seen with a lease at a round: each has a checkpoint (a holder writes one before it reads),
    * so a take reads it at once instead of trying to create it first (a refused create is a write).
    */
-  private leasedBefore = new Set<string>();
+  private readonly leasedBefore = new Set<string>();
 
   constructor(private readonly deps: RoundDeps<Sess, S>) {
     this.policy = policyFor(deps.config, () => deps.scheduler.now());
@@ -358,7 +358,9 @@ export class AssignmentRound<Sess extends RoundSession, S extends RoundShard> {
         held.beginRelease(shard, plan.reasons?.get(shardId) ?? 'rebalance: another task is owed a share'),
       );
     const readable = new Set(plan.readable);
-    this.leasedBefore = new Set([...this.leasedBefore, ...leases.keys()].filter((id) => readable.has(id)));
+    // Kept to the readable shards: a finished or expired one is never taken again.
+    for (const shardId of leases.keys()) this.leasedBefore.add(shardId);
+    for (const shardId of this.leasedBefore) if (!readable.has(shardId)) this.leasedBefore.delete(shardId);
     await this.reconcile(session, leases, letGoBefore, readable, new Set(plan.release));
     await this.take(session, plan.candidates, plan.want);
   }

@@ -144,10 +144,10 @@ export class CoordinationStore {
   /**
    * The shard's checkpoint; when it has none, `start` is written as its first one (before any emit). A create
    * that succeeded made the node with `start` at version 0: nothing to read back (one read less per new shard).
-   * `likely`: the shard probably has one (it had a lease), read first: a refused create is a write.
+   * `leasedBefore`: the shard had a lease, so it very likely has one: read first (a refused create is a write).
    */
-  async checkpointOrStart(shardId: string, start: Position, likely = false): Promise<Checkpoint> {
-    if (likely) {
+  async checkpointOrStart(shardId: string, start: Position, leasedBefore = false): Promise<Checkpoint> {
+    if (leasedBefore) {
       const stored = await this.readCheckpoint(shardId);
       if (stored) return stored;
     }

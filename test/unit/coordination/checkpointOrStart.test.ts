@@ -1,4 +1,4 @@
-/** A taken shard's checkpoint: created from the start position when there is none, looked for first when likely. */
+/** A taken shard's checkpoint: created from the start position when there is none, looked for first when it had a lease. */
 import { CoordinationStore } from '../../../src/coordination/store';
 import { MemoryZooKeeper } from '../fakes/memoryZooKeeper';
 
@@ -31,18 +31,18 @@ describe('checkpointOrStart', () => {
     expect(zk.requests).toEqual([`create ${PATH}`]);
   });
 
-  it('a shard with a checkpoint: a refused create then a read, or, when one is likely, the read alone', async () => {
-    for (const likely of [false, true]) {
+  it('a shard with a checkpoint: a refused create then a read, or, when it had a lease, the read alone', async () => {
+    for (const leasedBefore of [false, true]) {
       const zk = new CountingZooKeeper();
       zk.put(PATH, STORED);
       const store = new CoordinationStore(zk, '/base', 'me');
-      const checkpoint = await store.checkpointOrStart('s', { kind: 'TRIM_HORIZON' }, likely);
+      const checkpoint = await store.checkpointOrStart('s', { kind: 'TRIM_HORIZON' }, leasedBefore);
       expect(checkpoint).toEqual({ position: { kind: 'AFTER', sequenceNumber: '42' }, version: 0 });
-      expect(zk.requests).toEqual(likely ? [`getData ${PATH}`] : [`create ${PATH}`, `getData ${PATH}`]);
+      expect(zk.requests).toEqual(leasedBefore ? [`getData ${PATH}`] : [`create ${PATH}`, `getData ${PATH}`]);
     }
   });
 
-  it('likely but none there (its holder died before writing one): created from the start position', async () => {
+  it('it had a lease but no checkpoint (its holder died before writing one): created from the start position', async () => {
     const zk = new CountingZooKeeper();
     const store = new CoordinationStore(zk, '/base', 'me');
     const checkpoint = await store.checkpointOrStart('s', { kind: 'TRIM_HORIZON' }, true);
